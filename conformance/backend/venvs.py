@@ -1,0 +1,106 @@
+"""One virtualenv per adapter, built from its ``requirements.txt`` and cached by hash.
+
+Adapters' dependencies never enter the runner's environment (mem0ai pins
+``protobuf<7``, for one). Each virtualenv gets the adapter's requirements plus the
+SDK's three dependencies; the SDK code itself (``drift_sdk``) is put on the
+adapter's ``PYTHONPATH`` from a clean copy, so nothing else of the runner is
+importable there.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from contextlib import contextmanager
+from pathlib import Path
+
+import drift_sdk
+from conformance.paths import cache_dir
+
+#: What the SDK needs at run time; resolved together with the adapter's own pins.
+SDK_REQUIREMENTS = ("grpcio>=1.66.2", "grpcio-health-checking>=1.66.2", "protobuf>=5.27.2,<8")
+
+
+class VenvError(RuntimeError):
+    """A virtualenv could not be built; the message carries pip's last output."""
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # two runs building the same env wait for each other
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def venv_key(requirements: bytes) -> str:
+    """12 hex digits over the requirements, the SDK pins, the Python version and platform."""
+    digest = hashlib.sha256()
+    digest.update(requirements)
+    digest.update("\n".join(SDK_REQUIREMENTS).encode())
+    digest.update(f"{sys.version_info.major}.{sys.version_info.minor} {platform.machine()}".encode())
+    return digest.hexdigest()[:12]
+
+
+def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, bool]:
+    """The python of the adapter's cached virtualenv, building it if needed.
+
+    Returns ``(python_path, built_now)``.
+
+    Raises:
+        VenvError: ``pip install`` failed (no package index, a conflict...).
+    """
+    requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
+    env_dir = cache_dir() / "venvs" / f"{name}-{venv_key(requirements)}"
+    python = env_dir / "bin" / "python"
+    done = env_dir / ".complete"
+    if done.exists():
+        return python, False
+    with _locked(env_dir.with_suffix(".lock")):
+        if done.exists():
+            return python, False
+        shutil.rmtree(env_dir, ignore_errors=True)
+        if log:
+            log(f"building the virtualenv of adapter {name} in {env_dir} (once; cached by hash)")
+        started = time.monotonic()
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+        cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *SDK_REQUIREMENTS]
+        if requirements.strip():
+            cmd += ["-r", str(requirements_file)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            shutil.rmtree(env_dir, ignore_errors=True)
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+            raise VenvError(f"adapter {name}: pip could not install {requirements_file}:\n{tail}")
+        done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
+    return python, True
+
+
+def sdk_path() -> Path:
+    """A folder holding only a copy of ``drift_sdk`` (for the adapter's PYTHONPATH)."""
+    source = Path(drift_sdk.__file__).resolve().parent
+    files = sorted(p for p in source.rglob("*.py*") if "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+    target = cache_dir() / "sdk" / digest.hexdigest()[:12]
+    if not (target / ".complete").exists():
+        with _locked(target.with_suffix(".lock")):
+            if not (target / ".complete").exists():
+                shutil.rmtree(target, ignore_errors=True)
+                for path in files:
+                    dest = target / "drift_sdk" / path.relative_to(source)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, dest)
+                (target / ".complete").write_text(os.environ.get("USER", ""))
+    return target

@@ -1,0 +1,224 @@
+"""``drift-conformance``: the command line.
+
+Every option is also an environment variable (``DRIFT_<OPTION>``, click's
+``auto_envvar_prefix``). Exit codes: 0 success, 2 error (including a run that
+scored nothing); 1 is reserved for a gate regression.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from conformance import paths
+
+EXIT_OK, EXIT_REGRESSION, EXIT_ERROR = 0, 1, 2
+_err = Console(stderr=True)
+
+
+class Failure(click.ClickException):
+    exit_code = EXIT_ERROR
+
+    def show(self, file=None) -> None:
+        _err.print(f"[bold red]error:[/bold red] {self.message}", highlight=False, markup=True)
+
+
+def _errors_exit_2(fn):
+    """Map the suite's own errors to a clear message and exit code 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from conformance.backend.client import BackendCallError
+        from conformance.backend.manifest import ManifestError
+        from conformance.backend.process import AdapterStartError
+        from conformance.backend.venvs import VenvError
+        from conformance.contract.corpus import CorpusError
+        from conformance.runner.job import JobError
+        from conformance.runner.run import RunError
+        from conformance.runner.systems import AdapterSpecError
+
+        try:
+            return fn(*args, **kwargs)
+        except (CorpusError, JobError, RunError, AdapterSpecError, ManifestError, AdapterStartError, VenvError,
+                BackendCallError, FileNotFoundError) as exc:
+            raise Failure(str(exc).replace("[", r"\[")) from None
+
+    return wrapper
+
+
+@click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT",
+                                                            "help_option_names": ["-h", "--help"]})
+@click.option("--adapter", "adapters", multiple=True, metavar="NAME|PATH|grpc://HOST:PORT",
+              help="Memory system to run (repeatable). Default: keyword. The none and oracle controls always run.")
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Fixture folder (default: the committed corpus).")
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Gold folder (default: the committed corpus).")
+@click.option("--scenario", "patterns", multiple=True, metavar="GLOB", help="Run only scenarios matching GLOB.")
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Hits per Retrieve.")
+@click.option("--budget", "budget_tokens", default=1200, show_default=True, type=click.IntRange(1),
+              help="Context budget in tokens.")
+@click.option("--encoding", default="o200k_base", show_default=True,
+              type=click.Choice(["o200k_base", "cl100k_base"]), help="tiktoken encoding for the budget.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option("--bootstrap", "n_boot", default=2000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap resamples.")
+@click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"),
+              show_default=True, help="Where run records (JSONL) are appended.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
+@click.option("--json", "as_json", is_flag=True, help="Print result.json to stdout instead of the table.")
+@click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
+@click.version_option(package_name="drift-conformance")
+@click.pass_context
+@_errors_exit_2
+def main(ctx, adapters, fixtures_dir, gold_dir, patterns, k, budget_tokens, encoding, seed, n_boot, records_dir,
+         out_path, as_json, quiet):
+    """Run memory systems through the DRIFT budget gate and score them against sealed gold.
+
+    \b
+    drift-conformance --adapter keyword --adapter mem0 --out result.json
+    drift-conformance generate | validate | schema | adapters | import locomo PATH --out DIR
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from conformance.report.table import render
+    from conformance.runner.job import run_job, scored_anything
+    from conformance.runner.run import Progress as RunProgress
+    from conformance.runner.run import RunConfig, select_fixtures
+
+    fixtures_dir = fixtures_dir or paths.fixtures_dir()
+    gold_dir = gold_dir or paths.gold_dir()
+    adapters = list(adapters) or ["keyword"]
+    config = RunConfig(k=k, budget_tokens=budget_tokens, encoding=encoding)
+    show = not quiet
+    log = (lambda msg: _err.print(f"[dim]{msg}[/dim]", highlight=False)) if show else (lambda msg: None)
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=_err, disable=not show, transient=True) as bar:
+        total = len(select_fixtures(fixtures_dir, patterns)) if fixtures_dir.is_dir() else None
+        scenarios_task = bar.add_task("scenarios", total=total)
+        sessions_task = bar.add_task("sessions", total=None)
+        started: list[str] = []
+
+        def scenario_started(scenario: str, sessions: int) -> None:
+            if started:
+                bar.advance(scenarios_task)
+            started.append(scenario)
+            bar.update(scenarios_task, description=f"scenario {scenario}")
+            bar.reset(sessions_task, total=sessions, description="sessions")
+
+        doc = run_job(adapters, fixtures_dir, gold_dir, patterns=patterns, config=config, records_dir=records_dir,
+                      seed=seed, n_boot=n_boot, log=log,
+                      progress=RunProgress(scenario_started=scenario_started,
+                                           session_done=lambda: bar.advance(sessions_task)))
+
+    text = doc.model_dump_json(indent=2)
+    if out_path:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(text + "\n", encoding="utf-8")
+    if as_json:
+        click.echo(text)
+    else:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)  # logs and CI: wide enough for every column
+        render(doc, console)
+        if out_path:
+            _err.print(f"wrote {out_path}")
+    if not scored_anything(doc):
+        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+
+
+@main.command()
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--seed", default=42, show_default=True, type=int)
+@_errors_exit_2
+def generate(fixtures_dir, gold_dir, seed):
+    """Write the canonical DRIFT corpus (byte-identical for the same seed)."""
+    from conformance.world.generator import generate_corpus
+
+    fixtures_dir = fixtures_dir or paths.fixtures_dir()
+    gold_dir = gold_dir or paths.gold_dir()
+    ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
+    click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+
+
+@main.command()
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@_errors_exit_2
+def validate(fixtures_dir, gold_dir):
+    """Validate a corpus: every fixture line, every gold file, and how they join."""
+    from conformance.contract.corpus import fixtures_hash, validate_corpus
+
+    fixtures_dir = fixtures_dir or paths.fixtures_dir()
+    gold_dir = gold_dir or paths.gold_dir()
+    ids = validate_corpus(fixtures_dir, gold_dir)
+    if not ids:
+        raise Failure(f"no fixtures in {fixtures_dir}")
+    click.echo(f"{len(ids)} scenarios valid; fixtures_hash {fixtures_hash(fixtures_dir, gold_dir)}")
+
+
+@main.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write into (default: the schema/ folder).")
+@click.option("--check", is_flag=True, help="Exit 2 when the committed schemas differ from the models.")
+@_errors_exit_2
+def schema(out_dir, check):
+    """Write the JSON Schemas generated from the pydantic models."""
+    from conformance.contract.schemas import render_schemas
+
+    out_dir = out_dir or paths.schema_dir()
+    stale = []
+    for name, text in render_schemas().items():
+        target = out_dir / name
+        if check:
+            if not target.exists() or target.read_text(encoding="utf-8") != text:
+                stale.append(name)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {target}")
+    if stale:
+        raise Failure(f"stale schemas in {out_dir}: {', '.join(stale)}; run `drift-conformance schema`")
+
+
+@main.command("adapters")
+def list_adapters():
+    """List the built-in adapters."""
+    from conformance.backend.manifest import load_manifest
+    from conformance.runner.systems import available_adapters
+
+    for name in available_adapters():
+        manifest = load_manifest(paths.adapters_dir() / name)
+        click.echo(f"{name:12} {manifest.kind:9} {' '.join(manifest.description.split())}")
+
+
+@main.group("import")
+def import_():
+    """Import a public dataset into fixtures + gold."""
+
+
+@import_.command("locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write fixtures/, gold/ and import-report.json into.")
+@_errors_exit_2
+def import_locomo_cmd(path, out_dir):
+    """Import LoCoMo (locomo10.json): sessions, QA probes, evidence; an import report lists bad gold."""
+    from conformance.importers.locomo import format_report, import_locomo
+
+    report = import_locomo(path, out_dir)
+    click.echo(format_report(report))
+    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
+               f"--gold {out_dir / 'gold'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

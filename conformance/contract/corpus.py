@@ -1,0 +1,231 @@
+"""Reading, writing and validating a corpus: ``fixtures/*.jsonl`` + ``gold/*.json``.
+
+Everything written here is canonical JSON (sorted keys, compact separators, UTF-8,
+``\\n`` line ends) so that the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from conformance.contract.fixture import (
+    GOLD_KEYS,
+    CheckpointLine,
+    FixtureLine,
+    HeaderLine,
+    SessionLine,
+)
+from conformance.contract.gold import GoldFile
+
+_LINE = TypeAdapter(FixtureLine)
+
+
+class CorpusError(ValueError):
+    """A corpus file is malformed. ``str()`` names the file, the line and the field."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None, field: str | None = None):
+        self.path, self.line, self.field = str(path), line, field
+        where = self.path + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: " + (f"{field}: " if field else "") + message)
+
+
+def canonical_json(obj: object) -> str:
+    """One deterministic JSON text for ``obj`` (no trailing newline)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dump(model: BaseModel) -> dict:
+    return model.model_dump(mode="json", exclude_none=True)
+
+
+def write_fixture(path: Path, lines: Iterable[BaseModel]) -> None:
+    """Write fixture lines (header first) as canonical JSONL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        for line in lines:
+            out.write(canonical_json(_dump(line)) + "\n")
+
+
+def write_gold(path: Path, gold: GoldFile) -> None:
+    """Write a gold file as canonical, indented JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_dump(gold), sort_keys=True, indent=1, ensure_ascii=False)
+    path.write_text(text + "\n", encoding="utf-8", newline="\n")
+
+
+def _gold_key_path(obj: object, prefix: str = "") -> str | None:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            here = f"{prefix}.{key}" if prefix else str(key)
+            if key in GOLD_KEYS:
+                return here
+            found = _gold_key_path(value, here)
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            found = _gold_key_path(value, f"{prefix}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _field_path(err: dict) -> str:
+    parts = [str(p) for p in err["loc"] if p not in ("header", "session", "checkpoint")]
+    return ".".join(parts) or "(line)"
+
+
+def iter_fixture(path: Path) -> Iterator[HeaderLine | SessionLine | CheckpointLine]:
+    """Stream a fixture's validated lines, one at a time (never the whole file).
+
+    Raises:
+        CorpusError: bad JSON, a gold key, a schema violation, or an out-of-order
+            line; the error names the file, the line number and the field path.
+    """
+    seen_sessions = 0
+    message_ids: set[str] = set()
+    # Binary mode, decoded line by line: a text-mode reader keeps a decoded chunk
+    # (earlier transcript text) alive as a Python string; this keeps only one line.
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise CorpusError(path, f"not UTF-8: {exc.reason} at byte {exc.start}", lineno) from None
+            except json.JSONDecodeError as exc:
+                raise CorpusError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", lineno) from None
+            del raw
+            leak = _gold_key_path(data)
+            if leak:
+                raise CorpusError(path, "gold key in a fixture (gold belongs in gold/, never in what the adapter sees)",
+                                  lineno, leak)
+            if not isinstance(data, dict) or "kind" not in data:
+                raise CorpusError(path, "expected an object with a 'kind' of header, session or checkpoint", lineno)
+            try:
+                line = _LINE.validate_python(data)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise CorpusError(path, first["msg"], lineno, _field_path(first)) from None
+            del data
+            if lineno == 1 and not isinstance(line, HeaderLine):
+                raise CorpusError(path, "the first line must be the header", lineno, "kind")
+            if lineno > 1 and isinstance(line, HeaderLine):
+                raise CorpusError(path, "a second header line", lineno, "kind")
+            if isinstance(line, SessionLine):
+                if line.index != seen_sessions:
+                    raise CorpusError(path, f"session index {line.index}, expected {seen_sessions}", lineno, "index")
+                for i, msg in enumerate(line.messages):
+                    if msg.message_id in message_ids:
+                        raise CorpusError(path, f"duplicate message id {msg.message_id!r}", lineno,
+                                          f"messages.{i}.message_id")
+                    message_ids.add(msg.message_id)
+                seen_sessions += 1
+            elif isinstance(line, CheckpointLine) and line.after_session != seen_sessions:
+                raise CorpusError(path, f"checkpoint after_session={line.after_session} but "
+                                        f"{seen_sessions} sessions precede it", lineno, "after_session")
+            # Hand the line over without keeping a reference in this frame (budget gate).
+            handover = [line]
+            del line
+            yield handover.pop()
+
+
+def read_header(path: Path) -> HeaderLine:
+    """The header line alone (cheap: reads one line)."""
+    for line in iter_fixture(path):
+        assert isinstance(line, HeaderLine)
+        return line
+    raise CorpusError(path, "empty fixture")
+
+
+def read_gold(path: Path) -> GoldFile:
+    """Load and validate one gold file.
+
+    Raises:
+        CorpusError: bad JSON or a schema violation, naming the field path.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CorpusError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    try:
+        return GoldFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CorpusError(path, first["msg"], field=".".join(str(p) for p in first["loc"])) from None
+
+
+def fixture_files(fixtures_dir: Path) -> list[Path]:
+    return sorted(Path(fixtures_dir).glob("*.jsonl"))
+
+
+def fixtures_hash(fixtures_dir: Path, gold_dir: Path) -> str:
+    """SHA-256 over sorted gold files then sorted fixture files, names included.
+
+    Each file contributes ``<dir>/<name>\\0<bytes>\\0``; holdout files count too.
+    """
+    digest = hashlib.sha256()
+    for kind, folder, pattern in (("gold", gold_dir, "*.json"), ("fixtures", fixtures_dir, "*.jsonl")):
+        for path in sorted(Path(folder).glob(pattern)):
+            digest.update(f"{kind}/{path.name}".encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def session_index(path: Path) -> dict[str, str]:
+    """Map every message id of a fixture to its session id."""
+    return {m.message_id: line.session_id for line in iter_fixture(path) if isinstance(line, SessionLine)
+            for m in line.messages}
+
+
+def gold_hash(gold_dir: Path) -> str:
+    """SHA-256 over the sorted gold files alone, names included."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(gold_dir).glob("*.json")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
+    """Check every fixture against its gold; returns the scenario ids checked.
+
+    Raises:
+        CorpusError: a fixture without gold (or the reverse), a probe without gold,
+            gold for a probe the fixture lacks, or evidence naming no message.
+    """
+    fixtures = {p.stem: p for p in fixture_files(fixtures_dir)}
+    golds = {p.stem: p for p in sorted(Path(gold_dir).glob("*.json"))}
+    for missing in sorted(set(fixtures) - set(golds)):
+        raise CorpusError(fixtures[missing], f"no gold file {Path(gold_dir) / (missing + '.json')}")
+    for missing in sorted(set(golds) - set(fixtures)):
+        raise CorpusError(golds[missing], f"no fixture file {Path(fixtures_dir) / (missing + '.jsonl')}")
+    for scenario, path in fixtures.items():
+        gold = read_gold(golds[scenario])
+        probe_ids: set[str] = set()
+        message_ids: set[str] = set()
+        for line in iter_fixture(path):
+            if isinstance(line, HeaderLine) and line.scenario_id != scenario:
+                raise CorpusError(path, f"scenario_id {line.scenario_id!r} does not match the file name", 1,
+                                  "scenario_id")
+            if isinstance(line, SessionLine):
+                message_ids.update(m.message_id for m in line.messages)
+            if isinstance(line, CheckpointLine):
+                probe_ids.update(p.probe_id for p in line.probes)
+        gold_ids = {p.probe_id for p in gold.probes}
+        if probe_ids != gold_ids:
+            extra = sorted(gold_ids - probe_ids)[:5]
+            lacking = sorted(probe_ids - gold_ids)[:5]
+            raise CorpusError(golds[scenario], f"probes differ from the fixture: gold only {extra}, fixture only {lacking}",
+                              field="probes")
+        for i, probe in enumerate(gold.probes):
+            dangling = [e for e in probe.evidence if e not in message_ids]
+            if dangling:
+                raise CorpusError(golds[scenario], f"evidence {dangling} names no message of the fixture",
+                                  field=f"probes.{i}.evidence")
+    return sorted(fixtures)

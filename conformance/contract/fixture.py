@@ -1,0 +1,138 @@
+"""The fixture format: what an adapter may see (``fixtures/<scenario>.jsonl``).
+
+A fixture is JSON Lines: one ``header`` line, then ``session`` lines in time order
+and ``checkpoint`` lines placed after the session they follow. It holds no answers,
+tiers or latent state; a gold key anywhere in a fixture is a validation error
+(:data:`GOLD_KEYS`). ``Session`` and ``Message`` mirror the proto messages
+``drift.v1.Session`` and ``drift.v1.Message`` field for field (a parity test keeps
+them in step).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Literal, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+FIXTURE_SCHEMA_VERSION = "1"
+
+#: Keys that belong to gold and must never appear anywhere in a fixture line.
+GOLD_KEYS = frozenset({
+    "answer", "answers", "gold", "gold_answer", "accepted", "stale", "stale_answers",
+    "evidence", "evidence_ids", "tier", "tiers", "latent", "profile", "correct_option",
+    "canary", "canaries", "snapshot", "snapshots", "adversarial_answer", "events",
+})
+
+#: Ids become file names and namespaces: letters, digits, ``._:-`` only, no ``..``.
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$"
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+Paradigm = Literal["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]
+HorizonName = Literal["short", "medium", "long"]
+Role = Literal["user", "assistant", "agent", "tool", "system"]
+Scope = Literal["shared", "private"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_time(value: str) -> str:
+    """Accept RFC 3339 / ISO 8601 with an explicit offset; keep the text as given."""
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"not an ISO 8601 time: {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise ValueError(f"time without a UTC offset: {value!r}")
+    return value
+
+
+Timestamp = Annotated[str, AfterValidator(_check_time)]
+"""An RFC 3339 time string with an explicit offset, kept verbatim."""
+
+
+class Message(_Strict):
+    """One turn of a session; ``message_id`` is what provenance refers to."""
+
+    message_id: Id
+    """Unique within the scenario."""
+    author: Id
+    """Entity id of the speaker."""
+    role: Role
+    text: str = Field(max_length=100_000)
+    timestamp: Timestamp
+    """RFC 3339, simulated time."""
+    scope: Scope = "shared"
+    """``shared``: every participant may know it; ``private``: only the author."""
+
+
+class Session(_Strict):
+    """One whole session, the unit ``Store`` ingests."""
+
+    session_id: Id
+    index: int = Field(ge=0)
+    """0-based position in the trajectory."""
+    time: Timestamp
+    """RFC 3339, simulated start time."""
+    participants: list[Id]
+    messages: list[Message]
+
+
+class EntityRef(_Strict):
+    entity_id: Id
+    type: str
+    """Entity type, e.g. ``human``, ``assistant_agent``, ``observer``."""
+
+
+class HorizonPhase(_Strict):
+    """One phase of the trajectory (DRIFT §3.4): its session count and time gap."""
+
+    name: HorizonName
+    sessions: int = Field(ge=1)
+    session_gap_hours: float = Field(gt=0)
+
+
+class HeaderLine(_Strict):
+    kind: Literal["header"] = "header"
+    schema_version: str = FIXTURE_SCHEMA_VERSION
+    scenario_id: Id
+    paradigm: Paradigm
+    source: str
+    """Where the corpus came from, e.g. ``drift-generator/1`` or ``locomo``."""
+    horizons: list[HorizonPhase]
+    entities: list[EntityRef]
+    holdout: bool = False
+    free_form: bool = False
+    """True when probes have no closed answer domain (imported datasets): answer
+    accuracy then needs an answer model and only retrieval is scored hermetically."""
+
+
+class SessionLine(Session):
+    kind: Literal["session"] = "session"
+
+
+class Probe(_Strict):
+    """A question at a checkpoint. ``options`` is the public closed answer domain
+    (``"unknown"`` included); which option is right is gold."""
+
+    probe_id: Id
+    asked_by: Id
+    query: str = Field(min_length=1, max_length=10_000)
+    asked_at: Timestamp
+    options: list[str] | None = None
+
+
+class CheckpointLine(_Strict):
+    kind: Literal["checkpoint"] = "checkpoint"
+    checkpoint_id: Id
+    after_session: int = Field(ge=1)
+    """Number of sessions stored before the probes are asked."""
+    horizon: HorizonName
+    """The horizon this checkpoint closes (DRIFT-C weights by it)."""
+    probes: list[Probe]
+
+
+FixtureLine = Annotated[Union[HeaderLine, SessionLine, CheckpointLine], Field(discriminator="kind")]

@@ -1,0 +1,61 @@
+"""The terminal table: one row per system, each number with its 95% interval."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from conformance.contract.result import MetricValue, ResultDocument
+
+HEADLINE = (
+    ("accuracy", "accuracy"),
+    ("abstention_accuracy", "abstention"),
+    ("recall_at_k", "recall@k"),
+    ("recall_all_in_budget", "all evidence\nin budget"),
+    ("revision_accuracy", "revision acc."),
+    ("read_latency_ms_p99", "read p99\nms"),
+    ("write_latency_ms_p99", "write p99\nms"),
+)
+
+
+def fmt(metric: MetricValue | None, digits: int = 3) -> str:
+    if metric is None or metric.value is None:
+        return "n/a"
+    text = f"{metric.value:.{digits}f}"
+    if metric.ci95 is not None:
+        text += f"\n[{metric.ci95[0]:.{digits}f}, {metric.ci95[1]:.{digits}f}]"
+    return text
+
+
+def render(doc: ResultDocument, console: Console) -> None:
+    receipt = doc.receipt
+    cfg = receipt.config
+    table = Table(title=f"drift-conformance: {len(receipt.scenarios)} scenarios, k={cfg['k']}, "
+                        f"budget {cfg['budget_tokens']} tokens ({cfg['encoding']}), 95% cluster-bootstrap CI",
+                  show_lines=True)
+    table.add_column("system")
+    for _, title in HEADLINE:
+        table.add_column(title, justify="right")
+    table.add_column("Δ accuracy\nvs none", justify="right")
+    for label, result in doc.systems.items():
+        digits = [1 if name.endswith(("_p99",)) else 3 for name, _ in HEADLINE]
+        cells = [fmt(result.metrics.get(name), d) for (name, _), d in zip(HEADLINE, digits)]
+        delta = result.paired_vs_none.get("accuracy")
+        name = f"{label} ({result.kind})" if result.kind == "control" else label
+        table.add_row(name, *cells, fmt(delta) if delta else "-")
+    console.print(table)
+
+    types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n in r.metrics if n.startswith("accuracy.")})
+    if types:
+        by_type = Table(title="accuracy by probe type (abstention types reported apart from the headline)")
+        by_type.add_column("system")
+        for t in types:
+            by_type.add_column(t, justify="right")
+        for label, result in doc.systems.items():
+            by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
+        console.print(by_type)
+    for note in receipt.notes:
+        console.print(f"[bold]note:[/bold] {note}")
+    for label, result in doc.systems.items():
+        for note in result.notes:
+            console.print(f"[bold]{label}:[/bold] {note}")

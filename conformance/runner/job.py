@@ -1,0 +1,153 @@
+"""One whole run: start the systems, stream the corpus, score, and build ``result.json``."""
+
+from __future__ import annotations
+
+import platform
+import secrets
+import subprocess
+from collections import defaultdict
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from conformance.backend.client import Deadlines
+from conformance.contract.corpus import (
+    fixtures_hash,
+    gold_hash,
+    read_gold,
+    read_header,
+    session_index,
+    validate_corpus,
+)
+from conformance.contract.result import Receipt, ResultDocument, SystemResult
+from conformance.paths import data_root
+from conformance.runner.records import read_records
+from conformance.runner.run import Progress, RunConfig, run_corpus, select_fixtures
+from conformance.runner.systems import OracleSystem, open_system
+from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+
+FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
+                  "answer model, so this run scores retrieval only (recall_at_k, recall_all_in_budget)")
+
+
+class JobError(RuntimeError):
+    """The run could not start or finish; the message says why and what to do."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def git_commit() -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(data_root()), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("drift-conformance", "grpcio", "protobuf", "numpy", "tiktoken", "pydantic"):
+        out[dist] = _version(dist)
+    return out
+
+
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns: tuple[str, ...] = (),
+            config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
+            deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
+            run_id: str | None = None) -> ResultDocument:
+    """Run ``adapters`` (plus the none and oracle controls) over the corpus and score them.
+
+    Raises:
+        CorpusError: the corpus does not validate.
+        JobError: filters match nothing, or an adapter cannot start.
+        RunError: a backend call failed mid-run (records are kept).
+    """
+    started_at = _now()
+    run_id = run_id or new_run_id()
+    validate_corpus(fixtures_dir, gold_dir)
+    fixtures = select_fixtures(fixtures_dir, patterns)
+    if not fixtures:
+        raise JobError(f"--scenario {' '.join(patterns)} matches no fixture in {fixtures_dir}")
+    gold = {p.stem: read_gold(gold_dir / f"{p.stem}.json") for p in fixtures}
+    free_form = any(read_header(p).free_form for p in fixtures)
+
+    specs = ["none"] + [a for a in adapters if a != "none"]
+    systems: list = []
+    try:
+        for spec in specs:
+            log(f"starting adapter {spec}")
+            systems.append(open_system(spec, deadlines, log=log, kind="control" if spec == "none" else None))
+        systems.insert(1, OracleSystem(gold))
+        labels = [s.label for s in systems]
+        if len(set(labels)) != len(labels):
+            raise JobError(f"two adapters share a name: {labels}; run them separately")
+        records_path = Path(records_dir) / run_id / "records.jsonl"
+        log(f"records: {records_path}")
+        summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
+                             progress=progress)
+    finally:
+        for system in systems:
+            system.close()
+
+    records = read_records(records_path)
+    by_system: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_system[record["system"]].append(record)
+    sessions_of = {p.stem: session_index(p) for p in fixtures}
+    rows = {s.label: build_probe_rows([r for r in by_system[s.label] if r["kind"] == "probe"], gold, sessions_of)
+            for s in systems}
+    results: dict[str, SystemResult] = {}
+    for system in systems:
+        recs = by_system[system.label]
+        metrics = score_system(rows[system.label], [r for r in recs if r["kind"] == "store"],
+                               [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
+        paired = {} if system.label == "none" else paired_vs(rows[system.label], rows["none"], n_boot=n_boot,
+                                                              seed=seed)
+        notes = []
+        failures = infra_failures(recs)
+        if failures:
+            notes.append(f"{failures} calls failed (infrastructure), excluded from the metrics")
+        if not system.provenance:
+            notes.append("no provenance: recall is n/a, never guessed")
+        results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
+                                             describe=system.describe, isolation=system.isolation,
+                                             metrics=metrics, paired_vs_none=paired, notes=notes)
+
+    receipt = Receipt(
+        fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
+        scenarios=summary.scenarios,
+        config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
+                "flush_timeout_s": config.flush_timeout_s, "adapters": specs, "scenario_patterns": list(patterns),
+                "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
+                "answer_model": None, "gate": "hard", "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "run_id": run_id, "records": str(records_path)},
+        git_commit=git_commit(), versions=versions(),
+        isolation={s.label: s.isolation for s in systems}, seed=seed,
+        started_at=started_at, finished_at=_now(), notes=[FREE_FORM_NOTE] if free_form else [])
+    return ResultDocument(receipt=receipt, systems=results)
+
+
+def scored_anything(doc: ResultDocument) -> bool:
+    """True when at least one non-control system has a defined headline metric."""
+    for result in doc.systems.values():
+        if result.kind == "control":
+            continue
+        for name in ("accuracy", "abstention_accuracy", "recall_at_k"):
+            metric = result.metrics.get(name)
+            if metric is not None and metric.value is not None:
+                return True
+    return False

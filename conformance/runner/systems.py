@@ -1,0 +1,216 @@
+"""The systems a run drives: remote adapters behind gRPC, and the harness-side oracle.
+
+``RemoteSystem`` talks to an adapter (started here in its own process, or already
+running at ``grpc://HOST:PORT``). ``OracleSystem`` reads gold, so it lives in the
+harness and never crosses the wire: it returns exactly each probe's evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from google.protobuf.json_format import MessageToDict
+
+from conformance.backend.client import BackendClient, Deadlines, usage_dict
+from conformance.backend.manifest import load_manifest
+from conformance.backend.process import ProcessAdapter
+from conformance.contract.fixture import Probe, Session
+from conformance.contract.gold import GoldFile
+from conformance.paths import adapters_dir
+
+_ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}
+
+
+class AdapterSpecError(ValueError):
+    """``--adapter`` names nothing that can be run; the message lists what can."""
+
+
+@dataclass(frozen=True)
+class RetrievedHit:
+    text: str
+    score: float
+    source_ids: tuple[str, ...]
+    timestamp: str
+
+
+@dataclass
+class StoreOutcome:
+    latency_ms: float
+    usage: dict[str, int]
+    items_stored: int
+
+
+@dataclass
+class RetrieveOutcome:
+    hits: list[RetrievedHit]
+    latency_ms: float
+    usage: dict[str, int]
+
+
+@dataclass
+class RemoteSystem:
+    """An adapter behind the gRPC contract."""
+
+    label: str
+    spec: str
+    client: BackendClient
+    kind: str = "system"
+    process: ProcessAdapter | None = None
+    describe: dict = field(default_factory=dict)
+    isolation: dict = field(default_factory=dict)
+
+    @property
+    def provenance(self) -> bool:
+        return bool(self.describe.get("capabilities", {}).get("provenance", False))
+
+    def load_description(self) -> None:
+        reply = self.client.describe()
+        self.describe = MessageToDict(reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
+
+    def reset(self, namespace: str) -> None:
+        self.client.reset(namespace)
+
+    def store(self, namespace: str, session: Session) -> StoreOutcome:
+        reply, ms = self.client.store(namespace, session)
+        return StoreOutcome(ms, usage_dict(reply.usage), reply.items_stored)
+
+    def flush(self, namespace: str, timeout_s: float) -> bool:
+        return self.client.flush(namespace, timeout_s).ready
+
+    def retrieve(self, namespace: str, probe: Probe, k: int) -> RetrieveOutcome:
+        reply, ms = self.client.retrieve(namespace, probe.query, k, probe.asked_by, probe.asked_at)
+        hits = [RetrievedHit(h.text, h.score, tuple(h.source_ids), h.timestamp) for h in reply.hits]
+        return RetrieveOutcome(hits, ms, usage_dict(reply.usage))
+
+    def died(self) -> str | None:
+        return self.process.exit_report() if self.process else None
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stop()
+        else:
+            self.client.close()
+
+
+class OracleSystem:
+    """The ceiling control: a perfect memory of each probe's gold evidence.
+
+    It keeps, from each stored session, only the messages some probe of the
+    scenario cites as evidence, and answers a probe with exactly its evidence
+    (guide §5.4). Gold stays on the harness side.
+    """
+
+    label = "oracle"
+    kind = "control"
+    provenance = True
+
+    def __init__(self, gold_by_scenario: dict[str, GoldFile]):
+        self._gold = gold_by_scenario
+        self._evidence: dict[str, list[str]] = {}
+        self._kept: dict[str, dict[str, RetrievedHit]] = {}
+        self.describe = {"name": "oracle", "version": "1",
+                         "capabilities": {"provenance": True, "snapshot": False, "deterministic": True},
+                         "settings": {"reads": "gold evidence (harness side, never over the wire)"}}
+        self.isolation = {"mode": "harness"}
+
+    def reset(self, namespace: str) -> None:
+        self._kept[namespace] = {}
+
+    def _scenario(self, namespace: str) -> GoldFile:
+        scenario = namespace.rsplit("/", 1)[-1]
+        return self._gold[scenario]
+
+    def store(self, namespace: str, session: Session) -> StoreOutcome:
+        started = time.perf_counter()
+        gold = self._scenario(namespace)
+        wanted = {e for p in gold.probes for e in p.evidence}
+        kept = self._kept[namespace]
+        for m in session.messages:
+            if m.message_id in wanted:
+                kept[m.message_id] = RetrievedHit(f"{m.author}: {m.text}", 1.0, (m.message_id,), m.timestamp)
+        return StoreOutcome((time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE), len(kept))
+
+    def flush(self, namespace: str, timeout_s: float) -> bool:
+        return True
+
+    def retrieve(self, namespace: str, probe: Probe, k: int) -> RetrieveOutcome:
+        started = time.perf_counter()
+        gold = self._scenario(namespace)
+        truth = next(p for p in gold.probes if p.probe_id == probe.probe_id)
+        kept = self._kept[namespace]
+        hits = [kept[e] for e in truth.evidence if e in kept][:k]
+        return RetrieveOutcome(hits, (time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE))
+
+    def died(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        self._kept.clear()
+
+
+_GRPC = re.compile(r"^grpc://(?P<host>[^:/]+):(?P<port>\d+)$")
+
+
+def available_adapters() -> list[str]:
+    return sorted(p.name for p in adapters_dir().iterdir() if (p / "adapter.yaml").exists())
+
+
+def resolve_adapter_folder(spec: str) -> Path:
+    """Map ``NAME`` or ``PATH`` to an adapter folder.
+
+    Raises:
+        AdapterSpecError: nothing by that name or path (lists the built-in adapters).
+    """
+    path = Path(spec).expanduser()
+    if ("/" in spec or spec.startswith(".")) and path.is_dir():
+        return path.resolve()
+    if ":" in spec:
+        raise AdapterSpecError(
+            f"--adapter {spec}: NAME:TAG selects a container image, and container isolation is not "
+            f"available in this version yet; use --adapter NAME (process isolation) or grpc://HOST:PORT")
+    builtin = adapters_dir() / spec
+    if (builtin / "adapter.yaml").exists():
+        return builtin
+    if path.is_dir():
+        return path.resolve()
+    raise AdapterSpecError(f"--adapter {spec}: no built-in adapter or folder by that name; "
+                           f"built-in adapters: {', '.join(available_adapters())}")
+
+
+def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: str | None = None,
+                connect_timeout_s: float = 30.0) -> RemoteSystem:
+    """Start (or connect to) the adapter named by ``spec`` and describe it.
+
+    Raises:
+        AdapterSpecError, ManifestError, VenvError, AdapterStartError, BackendCallError.
+    """
+    match = _GRPC.match(spec)
+    if match:
+        address = f"{match['host']}:{match['port']}"
+        client = BackendClient(address, spec, deadlines)
+        deadline = time.monotonic() + connect_timeout_s
+        while not client.serving():
+            if time.monotonic() > deadline:
+                client.close()
+                raise AdapterSpecError(f"--adapter {spec}: no MemoryBackend answered health SERVING at {address} "
+                                       f"within {connect_timeout_s:g} s")
+            time.sleep(0.2)
+        system = RemoteSystem(label=spec, spec=spec, client=client, kind=kind or "system",
+                              isolation={"mode": "external", "address": address})
+    else:
+        folder = resolve_adapter_folder(spec)
+        manifest = load_manifest(folder)
+        process = ProcessAdapter(folder, manifest, deadlines, log=log)
+        process.start()
+        system = RemoteSystem(label=manifest.name, spec=spec, client=process.client,
+                              kind=kind or ("control" if manifest.kind == "control" else "system"),
+                              process=process, isolation=dict(process.isolation))
+    try:
+        system.load_description()
+    except Exception:
+        system.close()
+        raise
+    return system

@@ -1,0 +1,243 @@
+"""Per-probe rows: one scored line per (system, probe), built from run records and gold.
+
+Every metric in :mod:`conformance.scoring.metrics` is a pure function over these rows
+(or over the raw store/probe records for latencies). A row keeps the per-probe verdicts
+as ``bool``/``float`` or ``None``; ``None`` always means "not measurable for this probe"
+and is never replaced by a guess.
+
+Run records are the dicts the runner writes to JSONL. A probe record carries at least
+``kind == "probe"``, ``system``, ``scenario_id``, ``probe_id``, ``answer`` (str or None),
+``provenance`` (bool), ``hits`` (list of dicts with ``text``, ``source_ids``,
+``in_budget``), ``read_latency_ms`` and ``error`` (None, or a message when the call
+failed for infrastructure reasons).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.answer.reader import last_option_in
+from conformance.contract.gold import GoldFile, GoldProbe
+
+__all__ = ["ProbeRow", "build_probe_rows", "normalize_answer", "contains_phrase"]
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class ProbeRow:
+    """The verdicts for one probe asked of one system.
+
+    ``correct`` is None for free-form probes (the record's answer is null);
+    ``recall_at_k`` (0..1) and ``recall_all_in_budget`` are None when the probe has no
+    gold evidence or the system's hits carry no usable provenance; ``update_correct``
+    and ``deprecated`` are None except on revision probes (DRIFT §7.3).
+    ``read_latency_ms`` is the Retrieve wall time in milliseconds (None if absent).
+    """
+
+    system: str
+    scenario_id: str
+    probe_id: str
+    probe_type: str
+    abstention: bool
+    correct: bool | None
+    recall_at_k: float | None
+    recall_all_in_budget: bool | None
+    is_revision: bool
+    update_correct: bool | None
+    deprecated: bool | None
+    read_latency_ms: float | None
+
+
+def _strip_punctuation(token: str) -> str:
+    # Unicode category P* only: symbols such as "+" in "C++" or "$" stay meaningful.
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(token[end - 1]).startswith("P"):
+        end -= 1
+    return token[start:end]
+
+
+def normalize_answer(text: str) -> str:
+    """Canonical form of an answer or passage for exact comparison.
+
+    NFKC, casefold, then per whitespace-separated token drop leading and trailing
+    punctuation (Unicode category P*), so punctuation *inside* a word survives
+    ("don't", "e-mail", "3.5"), and join the non-empty tokens with single spaces.
+    ``normalize_answer("  Lisbon. ") == "lisbon"``.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    tokens = (_strip_punctuation(tok) for tok in _SPACE.split(folded))
+    return " ".join(tok for tok in tokens if tok)
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """True when ``phrase`` occurs in ``text`` as a whole word or word sequence.
+
+    Both sides go through :func:`normalize_answer`, then the phrase's tokens must be a
+    contiguous run of the text's tokens: "Lisbon" matches "I moved to Lisbon." but not
+    "Lisbonite" nor "Lisbon's" (punctuation inside a word keeps it one word). An empty
+    phrase matches nothing.
+    """
+    needle = normalize_answer(phrase)
+    if not needle:
+        return False
+    return f" {needle} " in f" {normalize_answer(text)} "
+
+
+def _is_correct(answer: str | None, probe: GoldProbe) -> bool | None:
+    if answer is None:
+        return None
+    given = normalize_answer(answer)
+    return any(given == normalize_answer(ok) for ok in (probe.answer, *probe.accepted))
+
+
+def _covered(evidence: list[str], source_ids: set[str], sessions: Mapping[str, str],
+             where: str) -> set[str]:
+    """Evidence message ids named by ``source_ids`` directly or through their session."""
+    covered = set()
+    for message_id in evidence:
+        if message_id not in sessions:
+            raise ValueError(f"{where}: evidence message id {message_id!r} is not a message "
+                             "of the scenario's fixture (session_of has no entry for it)")
+        if message_id in source_ids or sessions[message_id] in source_ids:
+            covered.add(message_id)
+    return covered
+
+
+def _recall(record: Mapping[str, Any], probe: GoldProbe, sessions: Mapping[str, str],
+            where: str) -> tuple[float | None, bool | None]:
+    """(recall@k, all evidence inside the budget) for one record, or (None, None)."""
+    if not probe.evidence or not record.get("provenance"):
+        return None, None
+    hits = record.get("hits") or []
+    if any(not hit.get("source_ids") for hit in hits):
+        # One hit without provenance makes coverage unknowable: never guess.
+        return None, None
+    evidence = list(dict.fromkeys(probe.evidence))
+    all_ids = {sid for hit in hits for sid in hit["source_ids"]}
+    budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in hit["source_ids"]}
+    at_k = len(_covered(evidence, all_ids, sessions, where)) / len(evidence)
+    in_budget = len(_covered(evidence, budget_ids, sessions, where)) == len(evidence)
+    return at_k, in_budget
+
+
+def _deprecated(record: Mapping[str, Any], probe: GoldProbe) -> bool | None:
+    """True when no in-budget hit still asserts a stale answer.
+
+    A hit asserts a stale answer when, among the probe's known values (gold answer,
+    accepted variants, stale answers), the one it mentions last is stale: "moved
+    from Lisbon to Porto" records the change and deprecates Lisbon; "I live in
+    Lisbon" keeps the old belief alive. The same last-mention rule as the reader.
+    """
+    if not probe.stale:
+        return None  # nothing was ever true before: deprecation is undefined
+    known = [probe.answer, *probe.accepted, *probe.stale]
+    stale = set(probe.stale)
+    budget_texts = [hit.get("text") or "" for hit in record.get("hits") or [] if hit.get("in_budget")]
+    return not any(last_option_in(text, known) in stale for text in budget_texts)
+
+
+def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
+         sessions: Mapping[str, str], scenario_id: str) -> ProbeRow:
+    where = f"system {system!r}, scenario {scenario_id!r}, probe {probe.probe_id!r}"
+    correct = _is_correct(record.get("answer"), probe)
+    at_k, in_budget = _recall(record, probe, sessions, where)
+    revision = probe.probe_type == "revision"
+    latency = record.get("read_latency_ms")
+    return ProbeRow(
+        system=system,
+        scenario_id=scenario_id,
+        probe_id=probe.probe_id,
+        probe_type=probe.probe_type,
+        abstention=probe.abstention,
+        correct=correct,
+        recall_at_k=at_k,
+        recall_all_in_budget=in_budget,
+        is_revision=revision,
+        update_correct=correct if revision else None,
+        deprecated=_deprecated(record, probe) if revision else None,
+        read_latency_ms=None if latency is None else float(latency),
+    )
+
+
+def build_probe_rows(records: Iterable[Mapping[str, Any]],
+                     gold_by_scenario: Mapping[str, GoldFile],
+                     session_of: Mapping[str, Mapping[str, str]]) -> list[ProbeRow]:
+    """Score every gold probe for every system that has probe records.
+
+    ``records``: run records (only ``kind == "probe"`` ones are used; store records are
+    ignored). ``gold_by_scenario``: scenario id -> gold. ``session_of[scenario][message_id]``
+    = the session id that carries the message (so session-level provenance covers every
+    message of that session).
+
+    Rules:
+
+    - ``correct``: normalised answer (:func:`normalize_answer`) equals the normalised gold
+      answer or an accepted variant; a null answer (free-form probe) gives None.
+    - ``recall_at_k``: share of distinct gold evidence message ids covered by the source
+      ids of *all* hits (the runner already asked for k); a message is covered when a
+      source id equals it or equals its session id. ``recall_all_in_budget``: True iff
+      every evidence id is covered by hits with ``in_budget`` true. Both are None when
+      the probe has no evidence, the system does not declare provenance, or any hit has
+      empty ``source_ids`` (comparison guide §7: recall only where measurable).
+    - revision probes (DRIFT §7.3): ``update_correct = correct``; ``deprecated`` is True
+      when no *in-budget* hit still asserts a stale gold answer (its last-mentioned known
+      value is stale, whole word/phrase, see :func:`_deprecated`). Decision: DRIFT's "old belief no longer
+      retrievable" is judged on the budgeted context the reader actually sees, so a
+      stale fact ranked outside the budget does not count against the system. None when
+      the gold lists no stale answer.
+
+    Records with a non-null ``error`` are infrastructure failures: they give no row,
+    and the probe they stand for is not required to have another record (count them
+    with :func:`conformance.scoring.metrics.infra_failures`).
+
+    Returns rows sorted by system, then scenario id, then gold probe order.
+
+    Raises ValueError when a system has no record (and no failed record) for a gold
+    probe of any scenario in ``gold_by_scenario``, when two successful records exist for
+    the same probe, when a record names a scenario or probe absent from gold, or when an
+    evidence id is missing from ``session_of``.
+    """
+    ok: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    failed: set[tuple[str, str, str]] = set()
+    systems: set[str] = set()
+    for record in records:
+        if record.get("kind") != "probe":
+            continue
+        system, scenario_id, probe_id = record["system"], record["scenario_id"], record["probe_id"]
+        systems.add(system)
+        key = (system, scenario_id, probe_id)
+        if record.get("error") is not None:
+            failed.add(key)
+            continue
+        if key in ok:
+            raise ValueError(f"system {system!r}, scenario {scenario_id!r}, probe {probe_id!r}: "
+                             "two successful probe records")
+        ok[key] = record
+
+    known = {(scenario_id, probe.probe_id)
+             for scenario_id, gold in gold_by_scenario.items() for probe in gold.probes}
+    for system, scenario_id, probe_id in sorted(ok.keys() | failed):
+        if (scenario_id, probe_id) not in known:
+            raise ValueError(f"system {system!r}, scenario {scenario_id!r}, probe {probe_id!r}: "
+                             "record for a probe that is not in gold")
+
+    rows: list[ProbeRow] = []
+    for system in sorted(systems):
+        for scenario_id in sorted(gold_by_scenario):
+            gold = gold_by_scenario[scenario_id]
+            sessions = session_of.get(scenario_id, {})
+            for probe in gold.probes:
+                key = (system, scenario_id, probe.probe_id)
+                if key in ok:
+                    rows.append(_row(system, ok[key], probe, sessions, scenario_id))
+                elif key not in failed:
+                    raise ValueError(f"system {system!r}, scenario {scenario_id!r}, "
+                                     f"probe {probe.probe_id!r}: no probe record for a gold probe")
+    return rows
