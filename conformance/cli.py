@@ -25,7 +25,7 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
     def show(self, file=None) -> None:
-        _err.print(f"[bold red]error:[/bold red] {self.message}", highlight=False, markup=True)
+        _err.print(f"[bold red]error:[/bold red] {self.message}", highlight=False, soft_wrap=True)
 
 
 def _errors_exit_2(fn):

@@ -61,6 +61,8 @@ SEARCH_THRESHOLD = 0.1
 #: mem0 (infer=False) drops messages whose role is "system"; they are stored as "user".
 ROLE_FOR_SYSTEM = "user"
 SNAPSHOT_PAGE = 1_000_000
+#: Retrieve scores are rounded to this many decimals (see Mem0Backend.retrieve).
+SCORE_DECIMALS = 7
 
 
 def _sha256(path: Path) -> str:
@@ -184,6 +186,7 @@ class Mem0Backend(Backend):
             "history_db": "sqlite in the working folder",
             "search": f"semantic only (threshold {SEARCH_THRESHOLD}); BM25 needs fastembed and "
                       "entity boosts need spaCy, neither installed",
+            "scores": f"rounded to {SCORE_DECIMALS} decimals, ties by (timestamp, message id, text)",
             "stored_text": "'<author>: <text>', one memory per message",
             "system_role": f"stored with mem0 role {ROLE_FOR_SYSTEM!r} (mem0 drops role 'system' with infer=False)",
             "telemetry": os.environ.get("MEM0_TELEMETRY", ""),
@@ -213,15 +216,27 @@ class Mem0Backend(Backend):
         return True
 
     def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str) -> list[Hit]:
-        found = self.memory.search(query, filters={"user_id": namespace}, top_k=k,
-                                   threshold=SEARCH_THRESHOLD)
-        hits = []
-        for r in found.get("results", [])[:k]:
-            meta = _meta(r)
-            hits.append(Hit(text=r.get("memory", ""), score=float(r.get("score") or 0.0),
-                            source_ids=(meta["message_id"],) if meta.get("message_id") else (),
-                            timestamp=meta.get("timestamp", "")))
-        return hits
+        # qdrant local re-normalises every stored vector in place on each search, so a
+        # score moves in its last bits (~1e-16) with the history of the collection. Scores
+        # are rounded (SCORE_DECIMALS; the vectors are float32 anyway) and ties ordered by
+        # (timestamp, message id, text); mem0 is asked for more than k until the tail
+        # scores below the k-th, so which items make the cut does not move either.
+        fetch = k + 8
+        while True:
+            rows = self.memory.search(query, filters={"user_id": namespace}, top_k=fetch,
+                                      threshold=SEARCH_THRESHOLD).get("results", [])
+            hits = sorted((self._hit(r) for r in rows),
+                          key=lambda h: (-h.score, h.timestamp, h.source_ids, h.text))
+            if len(rows) < fetch or len(hits) <= k or hits[-1].score < hits[k - 1].score:
+                return hits[:k]
+            fetch *= 2
+
+    @staticmethod
+    def _hit(row: dict) -> Hit:
+        meta = _meta(row)
+        return Hit(text=row.get("memory", ""), score=round(float(row.get("score") or 0.0), SCORE_DECIMALS),
+                   source_ids=(meta["message_id"],) if meta.get("message_id") else (),
+                   timestamp=meta.get("timestamp", ""))
 
     def _all(self, namespace: str) -> list[dict]:
         got = self.memory.get_all(filters={"user_id": namespace}, top_k=SNAPSHOT_PAGE)

@@ -1,0 +1,135 @@
+"""The main command end to end: real adapter processes over gRPC, the committed corpus,
+result.json against the published schema, and the control ordering."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = Path(os.environ.get("DRIFT_DATASETS_DIR", REPO.parent / "shared" / "datasets"))
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args, cwd, timeout=900):
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def schema(name):
+    return json.loads((REPO / "schema" / name).read_text())
+
+
+@pytest.fixture(scope="module")
+def keyword_result(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("run")
+    proc = cli("--adapter", "keyword", "--out", str(tmp / "result.json"), "--records-dir", str(tmp / "runs"),
+               "--quiet", cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp / "result.json").read_text()), proc
+
+
+def value(doc, system, metric):
+    return doc["systems"][system]["metrics"][metric]["value"]
+
+
+def test_result_validates_against_the_published_schema(keyword_result):
+    doc, _ = keyword_result
+    jsonschema.validate(doc, schema("result.schema.json"))
+    receipt = doc["receipt"]
+    assert len(receipt["fixtures_hash"]) == 64 and len(receipt["scenarios"]) >= 8
+    assert receipt["config"]["k"] == 10 and receipt["config"]["budget_tokens"] == 1200
+    for metric in ("accuracy", "recall_at_k", "revision_accuracy", "read_latency_ms_p99", "write_latency_ms_p99"):
+        entry = doc["systems"]["keyword"]["metrics"][metric]
+        assert entry["value"] is not None and entry["ci95"][0] <= entry["value"] <= entry["ci95"][1]
+
+
+def test_controls_bracket_the_system(keyword_result):
+    doc, _ = keyword_result
+    for metric in ("recall_at_k", "revision_accuracy", "accuracy"):
+        assert value(doc, "oracle", metric) >= value(doc, "keyword", metric) >= value(doc, "none", metric), metric
+    assert value(doc, "none", "accuracy.negative_recall") == 1.0
+    assert value(doc, "oracle", "accuracy") == 1.0
+
+
+def test_each_adapter_ran_in_its_own_process(keyword_result):
+    doc, _ = keyword_result
+    iso = doc["receipt"]["isolation"]
+    assert iso["keyword"]["mode"] == iso["none"]["mode"] == "process"
+    assert iso["keyword"]["pid"] != iso["none"]["pid"] != os.getpid()
+    assert iso["oracle"]["mode"] == "harness"
+
+
+def test_table_is_printed_with_intervals(keyword_result):
+    _, proc = keyword_result
+    assert "oracle (control)" in proc.stdout and "keyword" in proc.stdout and "[" in proc.stdout
+
+
+def test_json_flag_prints_the_document(tmp_path):
+    proc = cli("--adapter", "keyword", "--scenario", "ua-short-001", "--json", "--quiet",
+               "--records-dir", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["receipt"]["scenarios"] == ["ua-short-001"]
+
+
+def test_filter_matching_nothing_exits_2(tmp_path):
+    proc = cli("--scenario", "no-such-*", "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2 and "matches no fixture" in proc.stderr
+
+
+def test_unknown_adapter_exits_2_with_the_list(tmp_path):
+    proc = cli("--adapter", "nope", "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2 and "built-in adapters" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_fixture_exits_2_naming_file_and_line(tmp_path):
+    fixtures, gold = tmp_path / "f", tmp_path / "g"
+    fixtures.mkdir()
+    gold.mkdir()
+    src = (REPO / "fixtures" / "ua-short-001.jsonl").read_text().splitlines()
+    src[2] = src[2].replace('"kind":"session"', '"kind":"session","tier":"noise"')
+    (fixtures / "ua-short-001.jsonl").write_text("\n".join(src) + "\n")
+    (gold / "ua-short-001.json").write_text((REPO / "gold" / "ua-short-001.json").read_text())
+    proc = cli("--fixtures", str(fixtures), "--gold", str(gold), "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "ua-short-001.jsonl:3" in proc.stderr and "tier" in proc.stderr
+
+
+def test_generate_rewrites_the_committed_corpus_byte_for_byte(tmp_path):
+    proc = cli("generate", "--fixtures", str(tmp_path / "f"), "--gold", str(tmp_path / "g"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for kind in ("fixtures", "gold"):
+        committed = sorted(p.name for p in (REPO / kind).iterdir())
+        produced = sorted(p.name for p in (tmp_path / kind[0]).iterdir())
+        assert produced == committed
+        for name in committed:
+            assert (tmp_path / kind[0] / name).read_bytes() == (REPO / kind / name).read_bytes(), name
+
+
+def test_committed_schemas_are_generated_from_the_models(tmp_path):
+    proc = cli("schema", "--check", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+
+
+def test_locomo_imports_and_runs_through_keyword(tmp_path):
+    source = DATASETS / "locomo" / "locomo10.json"
+    if not source.exists():
+        pytest.skip(f"LoCoMo not available at {source} (set DRIFT_DATASETS_DIR)")
+    proc = cli("import", "locomo", str(source), "--out", str(tmp_path / "locomo"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "dangling_evidence" in proc.stdout and "malformed_evidence" in proc.stdout
+    proc = cli("--adapter", "keyword", "--fixtures", str(tmp_path / "locomo" / "fixtures"), "--gold",
+               str(tmp_path / "locomo" / "gold"), "--scenario", "locomo-conv-26", "--out", str(tmp_path / "r.json"),
+               "--quiet", "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "needs an answer model" in proc.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert value(doc, "keyword", "accuracy") is None
+    assert value(doc, "oracle", "recall_at_k") >= value(doc, "keyword", "recall_at_k") > value(doc, "none", "recall_at_k")
