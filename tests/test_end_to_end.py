@@ -133,3 +133,24 @@ def test_locomo_imports_and_runs_through_keyword(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert value(doc, "keyword", "accuracy") is None
     assert value(doc, "oracle", "recall_at_k") >= value(doc, "keyword", "recall_at_k") > value(doc, "none", "recall_at_k")
+
+
+def _records(runs_dir: Path) -> list[dict]:
+    (path,) = runs_dir.glob("*/records.jsonl")
+    out = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        for timing in ("read_latency_ms", "write_latency_ms"):
+            record.pop(timing, None)
+        out.append(record)
+    return out
+
+
+def test_keyword_reruns_retrieve_identically(tmp_path):
+    # guide §9.2: a deterministic backend must retrieve the same ids, scores and answers twice.
+    for run in ("a", "b"):
+        proc = cli("--adapter", "keyword", "--scenario", "ua-short-002", "--quiet", "--records-dir",
+                   str(tmp_path / run), cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    first, second = _records(tmp_path / "a"), _records(tmp_path / "b")
+    assert first == second and any(r["kind"] == "probe" and r["hits"] for r in first)

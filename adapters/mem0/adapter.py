@@ -201,7 +201,7 @@ class Mem0Backend(Backend):
         stored = 0
         for m in session.messages:
             role = ROLE_FOR_SYSTEM if m.role == "system" else (m.role or "user")
-            message = {"role": role, "content": f"{m.author}: {m.text}"}
+            message = {"role": role, "content": f"{m.author}: {m.text}" if m.author else m.text}
             if m.author:
                 message["name"] = m.author  # mem0 keeps it as actor_id
             result = self.memory.add(
@@ -216,11 +216,12 @@ class Mem0Backend(Backend):
         return True
 
     def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str) -> list[Hit]:
-        # qdrant local re-normalises every stored vector in place on each search, so a
-        # score moves in its last bits (~1e-16) with the history of the collection. Scores
-        # are rounded (SCORE_DECIMALS; the vectors are float32 anyway) and ties ordered by
-        # (timestamp, message id, text); mem0 is asked for more than k until the tail
-        # scores below the k-th, so which items make the cut does not move either.
+        # qdrant local scores with one numpy/BLAS matrix-vector product over the whole
+        # collection, and the rounding of a row's dot product depends on its position in
+        # that matrix: a score moves in its last bits (~1e-15) with what else was stored
+        # or deleted before. Scores are rounded (SCORE_DECIMALS; the vectors are float32
+        # anyway) and ties ordered by (timestamp, message id, text); mem0 is asked for
+        # more than k until the tail scores below the k-th, so the cut does not move either.
         fetch = k + 8
         while True:
             rows = self.memory.search(query, filters={"user_id": namespace}, top_k=fetch,

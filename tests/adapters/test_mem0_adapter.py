@@ -1,145 +1,43 @@
 """The mem0 adapter, end to end over gRPC, in its own virtualenv (mem0ai is not in the runner's).
 
-Builds (once, cached by a hash of requirements.txt) the adapter's virtualenv under
-``~/.cache/drift-conformance/test-venvs/``, starts ``adapters/mem0/adapter.py`` as a
-subprocess with only a copy of ``drift_sdk`` on its PYTHONPATH, waits for health SERVING,
-then talks to it through the stubs in ``drift_sdk.v1``. Skips when the virtualenv cannot be
-built because no package index is reachable. The ad-hoc process code below is local to this
-test on purpose; the runner's own launcher lives in ``conformance/backend/``.
+Started through the runner's own launcher (``conformance.backend.process``), so the
+virtualenv built here is the one ``drift-conformance --adapter mem0`` reuses. Skips when
+the virtualenv cannot be built because no package index is reachable.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import os
-import platform
 import re
-import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import grpc
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from conformance.backend.manifest import load_manifest
+from conformance.backend.process import ProcessAdapter
+from conformance.backend.venvs import VenvError
 from drift_sdk.v1 import memory_backend_pb2 as pb
-from drift_sdk.v1 import memory_backend_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "adapters" / "mem0"
-SDK_EXTRAS = ("grpcio", "grpcio-health-checking", "protobuf")
-STARTUP_TIMEOUT_S = 180
 NETWORK_TROUBLE = re.compile(
     r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|"
     r"Name or service not known|Network is unreachable|ConnectTimeout|ReadTimeout|ProxyError|"
     r"\(from versions: none\)")
 
 
-def _venv_dir() -> Path:
-    digest = hashlib.sha256((ADAPTER / "requirements.txt").read_bytes())
-    digest.update(" ".join(SDK_EXTRAS).encode())
-    digest.update(f"{sys.version_info.major}.{sys.version_info.minor} {platform.machine()}".encode())
-    return Path.home() / ".cache" / "drift-conformance" / "test-venvs" / f"mem0-{digest.hexdigest()[:12]}"
-
-
-def _adapter_python() -> Path:
-    """The venv's python, building the venv if needed; skips when no index is reachable."""
-    env_dir = _venv_dir()
-    python, done = env_dir / "bin" / "python", env_dir / ".complete"
-    if done.exists():
-        return python
-    env_dir.parent.mkdir(parents=True, exist_ok=True)
-    with open(env_dir.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return python
-        shutil.rmtree(env_dir, ignore_errors=True)
-        started = time.monotonic()
-        subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
-        proc = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--retries", "1",
-             "--timeout", "20", "-r", str(ADAPTER / "requirements.txt"), *SDK_EXTRAS],
-            capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(env_dir, ignore_errors=True)
-            output = proc.stdout + proc.stderr
-            tail = "\n".join(output.strip().splitlines()[-15:])
-            if NETWORK_TROUBLE.search(output):
-                pytest.skip(f"mem0 adapter venv cannot be built: no package index reachable\n{tail}")
-            pytest.fail(f"pip could not install adapters/mem0/requirements.txt:\n{tail}")
-        done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
-    return python
-
-
-class RunningAdapter:
-    def __init__(self, tmp: Path):
-        python = _adapter_python()
-        sdk = tmp / "sdk"
-        shutil.copytree(ROOT / "drift_sdk", sdk / "drift_sdk", ignore=shutil.ignore_patterns("__pycache__"))
-        self.workdir, self.home = tmp / "work", tmp / "home"
-        self.workdir.mkdir()
-        self.home.mkdir()
-        port_file = tmp / "port"
-        self.log = tmp / "adapter.log"
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home),
-               "PYTHONPATH": str(sdk), "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
-               "DRIFT_BACKEND_ADDRESS": "127.0.0.1:0", "DRIFT_BACKEND_PORT_FILE": str(port_file)}
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen([str(python), str(ADAPTER / "adapter.py")], cwd=self.workdir, env=env,
-                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        started = time.monotonic()
-        try:
-            while not port_file.exists():
-                self._wait_step(started, "bind a port")
-            self.channel = grpc.insecure_channel(f"127.0.0.1:{int(port_file.read_text())}")
-            health = health_pb2_grpc.HealthStub(self.channel)
-            while True:
-                try:
-                    status = health.Check(health_pb2.HealthCheckRequest(service="drift.v1.MemoryBackend"),
-                                          timeout=2).status
-                    if status == health_pb2.HealthCheckResponse.SERVING:
-                        break
-                except grpc.RpcError:
-                    pass
-                self._wait_step(started, "report SERVING")
-        except BaseException:
-            self.close()
-            raise
-        self.startup_s = time.monotonic() - started
-        self.stub = pb_grpc.MemoryBackendStub(self.channel)
-
-    def _wait_step(self, started: float, what: str) -> None:
-        if self.proc.poll() is not None:
-            pytest.fail(f"mem0 adapter exited with code {self.proc.returncode} before it could {what}:\n"
-                        f"{self.log_tail()}")
-        if time.monotonic() - started > STARTUP_TIMEOUT_S:
-            pytest.fail(f"mem0 adapter did not {what} within {STARTUP_TIMEOUT_S} s:\n{self.log_tail()}")
-        time.sleep(0.1)
-
-    def log_tail(self, lines: int = 30) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-
-    def close(self) -> None:
-        if getattr(self, "channel", None) is not None:
-            self.channel.close()
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
 @pytest.fixture(scope="module")
-def adapter(tmp_path_factory):
-    running = RunningAdapter(tmp_path_factory.mktemp("mem0"))
-    yield running
-    running.close()
+def adapter():
+    process = ProcessAdapter(ADAPTER, load_manifest(ADAPTER))
+    try:
+        process.start()
+    except VenvError as exc:
+        if NETWORK_TROUBLE.search(str(exc)):
+            pytest.skip(f"mem0 adapter venv cannot be built: no package index reachable\n{exc}")
+        raise
+    process.stub = process.client.stub
+    yield process
+    process.stop()
 
 
 def _message(mid, author, role, text, ts):
@@ -257,5 +155,32 @@ def test_bad_input_and_home_folder(adapter):
     with pytest.raises(grpc.RpcError) as err:  # mem0 rejects a user_id with whitespace
         adapter.stub.Reset(pb.ResetRequest(namespace="has space"), timeout=30)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert sorted(p.name for p in adapter.workdir.iterdir()) == ["mem0-data"]
-    assert list(adapter.home.rglob("*")) == [], "the adapter wrote into its home folder"
+    # The launcher makes the working folder the adapter's HOME: mem0 and onnxruntime must
+    # not drop their own config or telemetry files there, only the data folder.
+    assert sorted(p.name for p in adapter.workdir.iterdir()) == ["adapter.log", "mem0-data", "port"]
+
+
+@pytest.mark.slow
+def test_main_command_runs_keyword_and_mem0_side_by_side(adapter, tmp_path):
+    # The README's main job on two scenarios: each adapter its own process, controls beside them.
+    import json
+    import subprocess
+    import sys
+
+    import jsonschema
+
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "--adapter", "keyword", "--adapter", "mem0",
+                           "--scenario", "ua-short-00[12]", "--out", str(tmp_path / "result.json"), "--quiet",
+                           "--records-dir", str(tmp_path / "runs")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "result.json").read_text())
+    jsonschema.validate(doc, json.loads((ROOT / "schema" / "result.schema.json").read_text()))
+    systems = doc["systems"]
+    assert list(systems) == ["none", "oracle", "keyword", "mem0"]
+    assert systems["mem0"]["describe"]["internal_models"] == ["sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"]
+    pids = {doc["receipt"]["isolation"][s]["pid"] for s in ("none", "keyword", "mem0")}
+    assert len(pids) == 3
+    for metric in ("recall_at_k", "revision_accuracy"):
+        values = [systems[s]["metrics"][metric]["value"] for s in ("oracle", "mem0", "none")]
+        assert values[0] >= values[1] >= values[2], (metric, values)
