@@ -8,6 +8,7 @@ scored nothing); 1 is reserved for a gate regression.
 from __future__ import annotations
 
 import functools
+import signal
 import sys
 from pathlib import Path
 
@@ -28,11 +29,17 @@ class Failure(click.ClickException):
         _err.print(f"[bold red]error:[/bold red] {self.message}", highlight=False, soft_wrap=True)
 
 
+def _terminate(signum, frame):
+    # SIGTERM unwinds like Ctrl-C, so every adapter process is stopped in `finally`.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _errors_exit_2(fn):
     """Map the suite's own errors to a clear message and exit code 2 (no traceback)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        signal.signal(signal.SIGTERM, _terminate)
         from conformance.backend.client import BackendCallError
         from conformance.backend.manifest import ManifestError
         from conformance.backend.process import AdapterStartError
@@ -47,6 +54,8 @@ def _errors_exit_2(fn):
         except (CorpusError, JobError, RunError, AdapterSpecError, ManifestError, AdapterStartError, VenvError,
                 BackendCallError, FileNotFoundError) as exc:
             raise Failure(str(exc).replace("[", r"\[")) from None
+        except KeyboardInterrupt:
+            raise Failure("interrupted; adapters stopped, run records kept in --records-dir") from None
 
     return wrapper
 

@@ -74,7 +74,10 @@ class ProcessAdapter:
                    PYTHONDONTWRITEBYTECODE="1", DRIFT_BACKEND_ADDRESS="127.0.0.1:0",
                    DRIFT_BACKEND_PORT_FILE=str(port_file))
         log_handle = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen([str(python), str(self.folder / self.manifest.entry)], cwd=self.workdir,
+        # drift_sdk.launch runs the entry script after asking the kernel to stop the adapter
+        # when the runner dies, even by SIGKILL (no orphaned adapters).
+        entry = self.folder / self.manifest.entry
+        self.proc = subprocess.Popen([str(python), "-m", "drift_sdk.launch", str(entry)], cwd=self.workdir,
                                      env=env, stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle,
                                      start_new_session=True)
         log_handle.close()

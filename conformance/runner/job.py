@@ -22,7 +22,7 @@ from conformance.contract.corpus import (
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.paths import data_root
 from conformance.runner.records import read_records
-from conformance.runner.run import Progress, RunConfig, run_corpus, select_fixtures
+from conformance.runner.run import Progress, RunConfig, RunError, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 
@@ -97,8 +97,11 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
             raise JobError(f"two adapters share a name: {labels}; run them separately")
         records_path = Path(records_dir) / run_id / "records.jsonl"
         log(f"records: {records_path}")
-        summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
-                             progress=progress)
+        try:
+            summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
+                                 progress=progress)
+        except RunError as exc:
+            raise RunError(f"{exc}\nrecords so far are kept in {records_path}") from exc
     finally:
         for system in systems:
             system.close()

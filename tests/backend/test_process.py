@@ -89,3 +89,29 @@ def test_bad_manifest_names_file_and_field(tmp_path):
 def test_unknown_adapter_lists_the_built_in_ones():
     with pytest.raises(AdapterSpecError, match="built-in adapters: .*keyword"):
         resolve_adapter_folder("no-such-memory")
+
+
+def test_adapter_dies_with_a_killed_runner(tmp_path):
+    # A runner killed with SIGKILL runs no cleanup; the kernel must still stop its adapter.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = make_adapter(tmp_path, PROBE_ADAPTER)
+    script = (f"from conformance.runner.systems import open_system\n"
+              f"s = open_system({str(folder)!r})\nprint(s.process.proc.pid, flush=True)\n"
+              f"import time\ntime.sleep(120)\n")
+    runner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    adapter_pid = int(runner.stdout.readline())
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(adapter_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(adapter_pid, signal.SIGKILL)
+    raise AssertionError(f"adapter {adapter_pid} outlived its SIGKILLed runner")

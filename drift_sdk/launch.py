@@ -1,0 +1,41 @@
+"""``python -m drift_sdk.launch ADAPTER.py``: run an adapter script as the launcher wants it.
+
+Before the script runs, the process asks Linux to send it SIGTERM when its parent
+(the runner) dies, however it dies, so no adapter outlives its run. The script then
+runs as ``__main__`` with its own folder first on ``sys.path``, as ``python ADAPTER.py``
+would.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return  # not Linux: the runner's own cleanup still stops us
+    if os.getppid() != parent:  # the runner died before prctl took effect
+        sys.exit("drift_sdk.launch: the runner is gone; not starting")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 1:
+        sys.exit("usage: python -m drift_sdk.launch ADAPTER.py")
+    _die_with_parent(os.getppid())
+    script = os.path.abspath(argv[0])
+    sys.path.insert(0, os.path.dirname(script))
+    sys.argv = [script]
+    runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
