@@ -52,6 +52,38 @@ def venv_key(requirements: bytes) -> str:
     return digest.hexdigest()[:12]
 
 
+def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tuple[Path, bool]:
+    """The python of a virtualenv at ``env_dir`` holding ``pip install *pip_args``.
+
+    Built once (under a file lock, so concurrent runs wait for each other) and marked
+    complete; a half-built folder is removed. Returns ``(python_path, built_now)``.
+
+    Raises:
+        VenvError: ``pip install`` failed (no package index, a conflict...); the
+            message names ``what`` and carries pip's last lines.
+    """
+    python = env_dir / "bin" / "python"
+    done = env_dir / ".complete"
+    if done.exists():
+        return python, False
+    with _locked(env_dir.with_suffix(".lock")):
+        if done.exists():
+            return python, False
+        shutil.rmtree(env_dir, ignore_errors=True)
+        if log:
+            log(f"building the virtualenv of {what} in {env_dir} (once; cached by hash)")
+        started = time.monotonic()
+        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+        proc = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *pip_args],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            shutil.rmtree(env_dir, ignore_errors=True)
+            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+            raise VenvError(f"{what}: pip install {' '.join(pip_args)} failed:\n{tail}")
+        done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
+    return python, True
+
+
 def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, bool]:
     """The python of the adapter's cached virtualenv, building it if needed.
 
@@ -62,28 +94,8 @@ def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, boo
     """
     requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
     env_dir = cache_dir() / "venvs" / f"{name}-{venv_key(requirements)}"
-    python = env_dir / "bin" / "python"
-    done = env_dir / ".complete"
-    if done.exists():
-        return python, False
-    with _locked(env_dir.with_suffix(".lock")):
-        if done.exists():
-            return python, False
-        shutil.rmtree(env_dir, ignore_errors=True)
-        if log:
-            log(f"building the virtualenv of adapter {name} in {env_dir} (once; cached by hash)")
-        started = time.monotonic()
-        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-        cmd = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *SDK_REQUIREMENTS]
-        if requirements.strip():
-            cmd += ["-r", str(requirements_file)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            shutil.rmtree(env_dir, ignore_errors=True)
-            tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-            raise VenvError(f"adapter {name}: pip could not install {requirements_file}:\n{tail}")
-        done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
-    return python, True
+    pip_args = [*SDK_REQUIREMENTS] + (["-r", str(requirements_file)] if requirements.strip() else [])
+    return cached_venv(env_dir, pip_args, f"adapter {name}", log)
 
 
 def sdk_path() -> Path:

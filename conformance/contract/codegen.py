@@ -12,12 +12,9 @@ Run from a source checkout: ``python -m conformance.contract.codegen``.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import venv
 from pathlib import Path
 
 GRPCIO_TOOLS = "grpcio-tools==1.66.2"
@@ -34,26 +31,18 @@ def proto_digest(proto_root: Path = PROTO_ROOT) -> str:
     return hashlib.sha256((proto_root / PROTO_FILE).read_bytes()).hexdigest()
 
 
-def codegen_python(cache_root: Path | None = None) -> Path:
+def codegen_python() -> Path:
     """Return the python of a cached virtualenv holding grpcio-tools 1.66.
 
     Raises:
-        RuntimeError: the virtualenv could not be built (no package index reachable).
+        VenvError: the virtualenv could not be built (no package index reachable).
     """
-    cache_root = cache_root or Path(os.environ.get("DRIFT_CACHE_DIR", Path.home() / ".cache" / "drift-conformance"))
+    from conformance.backend.venvs import cached_venv
+    from conformance.paths import cache_dir
+
     key = hashlib.sha256(GRPCIO_TOOLS.encode()).hexdigest()[:12]
-    env_dir = cache_root / f"codegen-{key}"
-    py = env_dir / "bin" / "python"
-    if (env_dir / ".complete").exists():
-        return py
-    shutil.rmtree(env_dir, ignore_errors=True)
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", GRPCIO_TOOLS],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"could not install {GRPCIO_TOOLS} into {env_dir}:\n{proc.stderr[-2000:]}")
-    (env_dir / ".complete").write_text(GRPCIO_TOOLS)
-    return py
+    python, _ = cached_venv(cache_dir() / f"codegen-{key}", [GRPCIO_TOOLS], "the stub generator")
+    return python
 
 
 def generate(out_dir: Path, proto_root: Path = PROTO_ROOT, python: Path | None = None) -> list[Path]:

@@ -45,7 +45,9 @@ def render(doc: ResultDocument, console: Console) -> None:
         table.add_row(name, *cells, fmt(delta) if delta else "-")
     console.print(table)
 
-    types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n in r.metrics if n.startswith("accuracy.")})
+    # Only probe types some system was scored on (free-form imports have none).
+    types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n, m in r.metrics.items()
+                    if n.startswith("accuracy.") and m.value is not None})
     if types:
         by_type = Table(title="accuracy by probe type (abstention types reported apart from the headline)")
         by_type.add_column("system")

@@ -5,12 +5,13 @@ import hashlib
 import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
+from conformance.backend.venvs import VenvError, cached_venv
 from conformance.contract import codegen
+from conformance.paths import cache_dir
 from conformance.contract.fixture import Message, Session
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
@@ -30,7 +31,7 @@ def test_stub_header_matches_the_proto_bytes():
 def test_regenerated_stubs_equal_the_committed_ones(tmp_path):
     try:
         python = codegen.codegen_python()
-    except RuntimeError as exc:
+    except VenvError as exc:
         pytest.skip(f"cannot build the grpcio-tools 1.66 virtualenv (needs the package index): {exc}")
     codegen.generate(tmp_path, python=python)
     for name in codegen.STUB_FILES:
@@ -54,16 +55,11 @@ def test_repeated_and_scalar_kinds_agree():
 
 
 def _cached_env(spec: str) -> Path:
-    root = Path(os.environ.get("DRIFT_CACHE_DIR", Path.home() / ".cache" / "drift-conformance")) / "test-venvs"
-    env_dir = root / ("pb-" + hashlib.sha256(spec.encode()).hexdigest()[:10])
-    python = env_dir / "bin" / "python"
-    if not (env_dir / ".complete").exists():
-        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "-q", *spec.split()], capture_output=True,
-                              text=True)
-        if proc.returncode != 0:
-            pytest.skip(f"cannot install {spec} (needs the package index): {proc.stderr[-300:]}")
-        (env_dir / ".complete").write_text(spec)
+    try:
+        python, _ = cached_venv(cache_dir() / "test-venvs" / ("pb-" + hashlib.sha256(spec.encode()).hexdigest()[:10]),
+                                spec.split(), spec)
+    except VenvError as exc:
+        pytest.skip(f"cannot install {spec} (needs the package index): {exc}")
     return python
 
 
