@@ -39,54 +39,46 @@ def _errors_exit_2(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        signal.signal(signal.SIGTERM, _terminate)
-        from conformance.backend.client import BackendCallError
-        from conformance.backend.manifest import ManifestError
-        from conformance.backend.process import AdapterStartError
-        from conformance.backend.venvs import VenvError
-        from conformance.contract.corpus import CorpusError
-        from conformance.runner.job import JobError
-        from conformance.runner.run import RunError
-        from conformance.runner.systems import AdapterSpecError
+        from conformance.errors import DriftError
 
+        signal.signal(signal.SIGTERM, _terminate)
         try:
             return fn(*args, **kwargs)
-        except (CorpusError, JobError, RunError, AdapterSpecError, ManifestError, AdapterStartError, VenvError,
-                BackendCallError, FileNotFoundError) as exc:
+        except (DriftError, FileNotFoundError) as exc:
             raise Failure(str(exc).replace("[", r"\[")) from None
         except KeyboardInterrupt:
-            raise Failure("interrupted; adapters stopped, run records kept in --records-dir") from None
+            raise Failure("interrupted; adapters stopped") from None
 
     return wrapper
 
 
-@click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT",
+@click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
                                                             "help_option_names": ["-h", "--help"]})
-@click.option("--adapter", "adapters", multiple=True, metavar="NAME|PATH|grpc://HOST:PORT",
+@click.option("--adapter", "adapter", multiple=True, metavar="NAME|PATH|grpc://HOST:PORT",
               help="Memory system to run (repeatable). Default: keyword. The none and oracle controls always run.")
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Fixture folder (default: the committed corpus).")
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Gold folder (default: the committed corpus).")
-@click.option("--scenario", "patterns", multiple=True, metavar="GLOB", help="Run only scenarios matching GLOB.")
+@click.option("--fixtures", "fixtures", type=click.Path(file_okay=False, path_type=Path),
+              help="Fixture folder (default: the committed corpus). Give --gold with it.")
+@click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path),
+              help="Gold folder (default: the committed corpus). Give --fixtures with it.")
+@click.option("--scenario", "scenario", multiple=True, metavar="GLOB", help="Run only scenarios matching GLOB.")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Hits per Retrieve.")
-@click.option("--budget", "budget_tokens", default=1200, show_default=True, type=click.IntRange(1),
+@click.option("--budget", "budget", default=1200, show_default=True, type=click.IntRange(1),
               help="Context budget in tokens.")
 @click.option("--encoding", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base"]), help="tiktoken encoding for the budget.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
-@click.option("--bootstrap", "n_boot", default=2000, show_default=True, type=click.IntRange(100),
+@click.option("--bootstrap", "bootstrap", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples.")
 @click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"),
               show_default=True, help="Where run records (JSONL) are appended.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
-@click.option("--json", "as_json", is_flag=True, help="Print result.json to stdout instead of the table.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
+@click.option("--json", "as_json", envvar="DRIFT_JSON", is_flag=True, help="Print result.json to stdout instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
 @_errors_exit_2
-def main(ctx, adapters, fixtures_dir, gold_dir, patterns, k, budget_tokens, encoding, seed, n_boot, records_dir,
-         out_path, as_json, quiet):
+def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, bootstrap, records_dir, out, as_json,
+         quiet):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
@@ -100,10 +92,15 @@ def main(ctx, adapters, fixtures_dir, gold_dir, patterns, k, budget_tokens, enco
     from conformance.runner.run import Progress as RunProgress
     from conformance.runner.run import RunConfig, select_fixtures
 
-    fixtures_dir = fixtures_dir or paths.fixtures_dir()
-    gold_dir = gold_dir or paths.gold_dir()
-    adapters = list(adapters) or ["keyword"]
-    config = RunConfig(k=k, budget_tokens=budget_tokens, encoding=encoding)
+    if (fixtures is None) != (gold is None):
+        # Edited fixtures scored against the committed gold would be judged by the wrong truth.
+        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    fixtures_dir = fixtures or paths.fixtures_dir()
+    gold_dir = gold or paths.gold_dir()
+    patterns = tuple(scenario)
+    adapters = list(adapter) or ["keyword"]
+    n_boot, out_path = bootstrap, out
+    config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
     show = not quiet
     log = (lambda msg: _err.print(f"[dim]{msg}[/dim]", highlight=False)) if show else (lambda msg: None)
 
@@ -152,8 +149,14 @@ def generate(fixtures_dir, gold_dir, seed):
     """Write the canonical DRIFT corpus (byte-identical for the same seed)."""
     from conformance.world.generator import generate_corpus
 
+    if fixtures_dir is None and gold_dir is None and paths.data_root() != paths.checkout_root():
+        raise Failure("generate rewrites the committed corpus of a source checkout; this is an installed copy: "
+                      "pass --fixtures DIR --gold DIR")
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()
+    # The generator owns these folders: files it no longer writes must not linger.
+    for stale in [*Path(fixtures_dir).glob("*.jsonl"), *Path(gold_dir).glob("*.json")]:
+        stale.unlink()
     ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
     click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
 
@@ -223,8 +226,13 @@ def import_locomo_cmd(path, out_dir):
     """Import LoCoMo (locomo10.json): sessions, QA probes, evidence; an import report lists bad gold."""
     from conformance.importers.locomo import format_report, import_locomo
 
+    for sub in ("fixtures", "gold"):
+        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
+            raise Failure(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
     report = import_locomo(path, out_dir)
     click.echo(format_report(report))
+    if not report.scenarios:
+        raise Failure(f"{path}: no conversation could be imported (see {out_dir / 'import-report.json'})")
     click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
                f"--gold {out_dir / 'gold'}")
 

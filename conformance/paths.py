@@ -13,12 +13,17 @@ from pathlib import Path
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def data_root() -> Path:
-    """The folder holding ``adapters/``, ``fixtures/``, ``gold/``, ``schema/``, ``baselines/``."""
+def checkout_root() -> Path | None:
+    """The source checkout this package runs from, or None for an installed copy."""
     checkout = _PACKAGE.parent
     if (checkout / "pyproject.toml").exists() and (checkout / "adapters").is_dir():
         return checkout
-    return _PACKAGE / "_data"
+    return None
+
+
+def data_root() -> Path:
+    """The folder holding ``adapters/``, ``fixtures/``, ``gold/``, ``schema/``, ``baselines/``."""
+    return checkout_root() or _PACKAGE / "_data"
 
 
 def adapters_dir() -> Path:

@@ -1,7 +1,10 @@
 """``python -m drift_sdk.launch ADAPTER.py``: run an adapter script as the launcher wants it.
 
 Before the script runs, the process asks Linux to send it SIGTERM when its parent
-(the runner) dies, however it dies, so no adapter outlives its run. The script then
+(the runner) dies, however it dies, so no adapter outlives its run. The kernel
+ties this to the thread that started the process: the runner launches adapters
+from its main thread. ``DRIFT_RUNNER_PID`` (set by the launcher) lets a runner that
+died before the request took effect be noticed. The script then
 runs as ``__main__`` with its own folder first on ``sys.path``, as ``python ADAPTER.py``
 would.
 """
@@ -16,21 +19,22 @@ import sys
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent(parent: int) -> None:
+def _die_with_parent(parent: int | None) -> None:
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         return  # not Linux: the runner's own cleanup still stops us
-    if os.getppid() != parent:  # the runner died before prctl took effect
+    if parent is not None and os.getppid() != parent:  # the runner died before prctl took effect
         sys.exit("drift_sdk.launch: the runner is gone; not starting")
 
 
 def main(argv: list[str]) -> None:
     if len(argv) != 1:
         sys.exit("usage: python -m drift_sdk.launch ADAPTER.py")
-    _die_with_parent(os.getppid())
+    runner = os.environ.get("DRIFT_RUNNER_PID")
+    _die_with_parent(int(runner) if runner and runner.isdigit() else None)
     script = os.path.abspath(argv[0])
     sys.path.insert(0, os.path.dirname(script))
     sys.argv = [script]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.backend.venvs import looks_offline
+
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
@@ -18,7 +20,9 @@ def wheel(tmp_path_factory):
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
                           capture_output=True, text=True)
     if proc.returncode != 0:
-        pytest.skip(f"cannot build the wheel (the build backend comes from the package index): {proc.stderr[-400:]}")
+        if looks_offline(proc.stdout + proc.stderr):
+            pytest.skip(f"cannot fetch the build backend (no package index): {proc.stderr[-400:]}")
+        pytest.fail(f"`pip wheel .` failed, so `pip install .` fails too:\n{proc.stderr[-2000:]}")
     return next(out.glob("drift_conformance-*.whl"))
 
 

@@ -11,6 +11,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from drift_sdk.server import MAX_MESSAGE_BYTES
 from drift_sdk.v1 import memory_backend_pb2 as pb
 from drift_sdk.v1 import memory_backend_pb2_grpc as pb_grpc
+from conformance.errors import DriftError
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Deadlines:
     health: float = 2.0
 
 
-class BackendCallError(RuntimeError):
+class BackendCallError(DriftError, RuntimeError):
     """An RPC failed. ``str()`` names the adapter, the call and the gRPC status."""
 
     def __init__(self, adapter: str, call: str, code: grpc.StatusCode | None, details: str):

@@ -7,6 +7,7 @@ from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from conformance.errors import DriftError
 
 
 class Resources(BaseModel):
@@ -33,7 +34,7 @@ class AdapterManifest(BaseModel):
     notes: str | None = None
 
 
-class ManifestError(ValueError):
+class ManifestError(DriftError, ValueError):
     pass
 
 

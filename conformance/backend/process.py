@@ -19,13 +19,16 @@ from pathlib import Path
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.manifest import AdapterManifest
 from conformance.backend.venvs import ensure_venv, sdk_path
+from conformance.errors import DriftError
 
 #: Environment passed to every adapter; everything else is withheld (keys included,
 #: unless adapter.yaml names them under ``env``).
-_BASE_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+_BASE_ENV = ("LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: PATH of an adapter: its own virtualenv first, then the system's, never the runner's.
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-class AdapterStartError(RuntimeError):
+class AdapterStartError(DriftError, RuntimeError):
     """The adapter did not come up (or died); the message ends with its stderr tail."""
 
 
@@ -70,7 +73,8 @@ class ProcessAdapter:
         port_file = self.workdir / "port"
         env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
         env.update({k: os.environ[k] for k in self.manifest.env if k in os.environ})
-        env.update(HOME=str(self.workdir), PYTHONPATH=str(sdk_path()), PYTHONUNBUFFERED="1",
+        env.update(PATH=f"{python.parent}:{_SYSTEM_PATH}", DRIFT_RUNNER_PID=str(os.getpid()),
+                   HOME=str(self.workdir), PYTHONPATH=str(sdk_path()), PYTHONUNBUFFERED="1",
                    PYTHONDONTWRITEBYTECODE="1", DRIFT_BACKEND_ADDRESS="127.0.0.1:0",
                    DRIFT_BACKEND_PORT_FILE=str(port_file))
         log_handle = open(self.stderr_path, "wb")
@@ -83,11 +87,19 @@ class ProcessAdapter:
         log_handle.close()
         self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
                           "pid": self.proc.pid, "bind": "127.0.0.1", "limits": "none enforced"}
+        try:
+            self._wait_until_serving(port_file)
+        except BaseException:
+            self.stop()  # never leave a half-started adapter behind
+            raise
+        return self
+
+    def _wait_until_serving(self, port_file: Path) -> None:
+        name = self.manifest.name
         deadline = time.monotonic() + self.manifest.startup_timeout_s
         while not port_file.exists():
             self._check_alive("while starting")
             if time.monotonic() > deadline:
-                self.stop()
                 raise AdapterStartError(self._died(f"did not bind a port within {self.manifest.startup_timeout_s:g} s"))
             time.sleep(0.05)
         self.address = f"127.0.0.1:{int(port_file.read_text())}"
@@ -95,14 +107,11 @@ class ProcessAdapter:
         while not self.client.serving():
             self._check_alive("before health said SERVING")
             if time.monotonic() > deadline:
-                self.stop()
                 raise AdapterStartError(self._died(f"health not SERVING within {self.manifest.startup_timeout_s:g} s"))
             time.sleep(0.1)
-        return self
 
     def _died(self, what: str) -> str:
-        return f"adapter {self.manifest.name} {what}; last lines of its stderr ({self.stderr_path}):\n" + \
-            log_tail(self.stderr_path)
+        return f"adapter {self.manifest.name} {what}; last lines of its stderr:\n" + log_tail(self.stderr_path)
 
     def _check_alive(self, when: str) -> None:
         if self.proc is not None and self.proc.poll() is not None:

@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -23,13 +24,25 @@ from pathlib import Path
 
 import drift_sdk
 from conformance.paths import cache_dir
+from conformance.errors import DriftError
 
 #: What the SDK needs at run time; resolved together with the adapter's own pins.
 SDK_REQUIREMENTS = ("grpcio>=1.66.2", "grpcio-health-checking>=1.66.2", "protobuf>=5.27.2,<8")
 
 
-class VenvError(RuntimeError):
+class VenvError(DriftError, RuntimeError):
     """A virtualenv could not be built; the message carries pip's last output."""
+
+
+_OFFLINE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|"
+    r"Name or service not known|Network is unreachable|ConnectTimeout|ReadTimeout|ProxyError|"
+    r"\(from versions: none\)")
+
+
+def looks_offline(pip_output: str) -> bool:
+    """True when pip failed because no package index could be reached (tests then skip)."""
+    return bool(_OFFLINE.search(pip_output))
 
 
 @contextmanager

@@ -21,11 +21,12 @@ from conformance.contract.fixture import (
     SessionLine,
 )
 from conformance.contract.gold import GoldFile
+from conformance.errors import DriftError
 
 _LINE = TypeAdapter(FixtureLine)
 
 
-class CorpusError(ValueError):
+class CorpusError(DriftError, ValueError):
     """A corpus file is malformed. ``str()`` names the file, the line and the field."""
 
     def __init__(self, path: Path | str, message: str, line: int | None = None, field: str | None = None):
@@ -96,7 +97,7 @@ def iter_fixture(path: Path) -> Iterator[HeaderLine | SessionLine | CheckpointLi
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw.decode("utf-8"))
+                data = json.loads(raw.decode("utf-8").rstrip("\r\n"))
             except UnicodeDecodeError as exc:
                 raise CorpusError(path, f"not UTF-8: {exc.reason} at byte {exc.start}", lineno) from None
             except json.JSONDecodeError as exc:
@@ -206,6 +207,8 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
     for missing in sorted(set(golds) - set(fixtures)):
         raise CorpusError(golds[missing], f"no fixture file {Path(fixtures_dir) / (missing + '.jsonl')}")
     for scenario, path in fixtures.items():
+        if not path.read_bytes().strip():
+            raise CorpusError(path, "empty fixture: expected a header line, sessions and checkpoints")
         gold = read_gold(golds[scenario])
         probe_ids: set[str] = set()
         message_ids: set[str] = set()

@@ -13,12 +13,13 @@ import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+from conformance.errors import DriftError
 
 REPORT_SCHEMA_VERSION = "1"
 REPORT_FILE = "import-report.json"
 
 
-class SourceFormatError(ValueError):
+class SourceFormatError(DriftError, ValueError):
     """The source file as a whole cannot be read (not JSON, wrong top-level shape).
 
     Problems with single items are never raised; they are reported as :class:`ImportIssue`.

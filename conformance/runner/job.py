@@ -25,12 +25,13 @@ from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, RunError, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.errors import DriftError
 
 FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
                   "answer model, so this run scores retrieval only (recall_at_k, recall_all_in_budget)")
 
 
-class JobError(RuntimeError):
+class JobError(DriftError, RuntimeError):
     """The run could not start or finish; the message says why and what to do."""
 
 
@@ -78,7 +79,11 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
     """
     started_at = _now()
     run_id = run_id or new_run_id()
-    validate_corpus(fixtures_dir, gold_dir)
+    for folder, what in ((fixtures_dir, "fixture"), (gold_dir, "gold")):
+        if not Path(folder).is_dir():
+            raise JobError(f"{what} folder {folder} does not exist")
+    if not validate_corpus(fixtures_dir, gold_dir):
+        raise JobError(f"no fixtures (*.jsonl) in {fixtures_dir}")
     fixtures = select_fixtures(fixtures_dir, patterns)
     if not fixtures:
         raise JobError(f"--scenario {' '.join(patterns)} matches no fixture in {fixtures_dir}")
@@ -102,6 +107,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
                                  progress=progress)
         except RunError as exc:
             raise RunError(f"{exc}\nrecords so far are kept in {records_path}") from exc
+        except KeyboardInterrupt:
+            raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}") from None
     finally:
         for system in systems:
             system.close()
@@ -126,6 +133,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
             notes.append(f"{failures} calls failed (infrastructure), excluded from the metrics")
         if not system.provenance:
             notes.append("no provenance: recall is n/a, never guessed")
+        notes.extend(violation_notes(recs))
+        if system.label == "oracle":
+            notes.extend(oracle_notes(recs, config))
         results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
                                              describe=system.describe, isolation=system.isolation,
                                              metrics=metrics, paired_vs_none=paired, notes=notes)
@@ -142,6 +152,30 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
         isolation={s.label: s.isolation for s in systems}, seed=seed,
         started_at=started_at, finished_at=_now(), notes=[FREE_FORM_NOTE] if free_form else [])
     return ResultDocument(receipt=receipt, systems=results)
+
+
+def violation_notes(records: list[dict]) -> list[str]:
+    """One note per kind of contract violation, with how many calls showed it."""
+    counts: dict[str, int] = defaultdict(int)
+    for record in records:
+        for violation in record.get("violations") or []:
+            kind = "Store" if record["kind"] == "store" else "Retrieve"
+            counts[f"{kind} {violation.split(' (')[0]}"] += 1
+    return [f"contract violation: {what} in {n} calls" for what, n in sorted(counts.items())]
+
+
+def oracle_notes(records: list[dict], config: RunConfig) -> list[str]:
+    """Why the oracle ceiling may sit below 1: evidence beyond k, or a budget too small."""
+    notes = []
+    probes = [r for r in records if r["kind"] == "probe"]
+    cut = sum(1 for r in probes if len(r["hits"]) == config.k)
+    starved = sum(1 for r in probes if r["hits"] and not any(h["in_budget"] for h in r["hits"]))
+    if cut:
+        notes.append(f"{cut} probes cite k={config.k} or more evidence messages: the oracle returns the first k")
+    if starved:
+        notes.append(f"{starved} probes: not even the oracle's first evidence fits the {config.budget_tokens}-token "
+                     f"budget")
+    return notes
 
 
 def scored_anything(doc: ResultDocument) -> bool:

@@ -8,7 +8,10 @@ from pathlib import Path
 
 
 class RecordWriter:
-    """Append records to ``path``; each line is flushed at once, fsynced on :meth:`sync`."""
+    """Append records to ``path``; each line is flushed at once, fsynced on :meth:`sync`.
+
+    Records are strict JSON (no NaN): a non-finite number raises ``ValueError``.
+    """
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -16,7 +19,7 @@ class RecordWriter:
         self._handle = open(self.path, "a", encoding="utf-8")
 
     def write(self, record: dict) -> None:
-        self._handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        self._handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
         self._handle.flush()
 
     def sync(self) -> None:

@@ -11,6 +11,8 @@ context alone. Gold is never read here (the oracle control reads its own).
 from __future__ import annotations
 
 import fnmatch
+import math
+from datetime import datetime
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from conformance.answer.reader import answer_closed, build_context, context_toke
 from conformance.contract.corpus import fixture_files, iter_fixture
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.runner.records import RecordWriter
+from conformance.errors import DriftError
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class RunConfig:
     flush_timeout_s: float = 120.0
 
 
-class RunError(RuntimeError):
+class RunError(DriftError, RuntimeError):
     """A backend call failed mid-run; the message names scenario, session or probe, and the call."""
 
 
@@ -75,7 +78,9 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                                  lambda s=system: s.store(namespace, line))
                 writer.write({"kind": "store", "system": system.label, "scenario_id": scenario,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
-                              "usage": outcome.usage, "items_stored": outcome.items_stored, "error": None})
+                              "usage": outcome.usage, "items_stored": outcome.items_stored,
+                              "violations": [] if outcome.items_stored >= 0 else
+                              [f"negative items_stored {outcome.items_stored}"], "error": None})
             # The budget gate: the transcript goes now. Nothing below may refer to it.
             del line
             progress.session_done()
@@ -83,6 +88,38 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             _checkpoint(line, systems, writer, config, namespace, scenario, header)
             writer.sync()
     return scenario
+
+
+#: Out-of-budget hits are kept in the records by their first characters only: the
+#: reader never saw the rest, and an adapter returning huge hits must not bloat records.
+OUT_OF_BUDGET_TEXT_CHARS = 200
+
+
+def contract_violations(outcome, k: int) -> list[str]:
+    """What a Retrieve reply did against the contract (the runner repairs, then reports)."""
+    found = []
+    if len(outcome.hits) > k:
+        found.append(f"returned {len(outcome.hits)} hits for k={k} (cut to k)")
+    if any(not math.isfinite(h.score) for h in outcome.hits):
+        found.append("non-finite score (recorded as null)")
+    if any(h.timestamp and not _is_time(h.timestamp) for h in outcome.hits):
+        found.append("hit timestamp is not RFC 3339 (the reader treats it as oldest)")
+    return found
+
+
+def _is_time(value: str) -> bool:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _hit_record(h) -> dict:
+    text = h.text if h.in_budget else h.text[:OUT_OF_BUDGET_TEXT_CHARS]
+    return {"rank": h.rank, "text": text, "text_chars": len(h.text),
+            "score": h.score if math.isfinite(h.score) else None, "source_ids": list(h.source_ids),
+            "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
 
 
 def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, config: RunConfig, namespace: str,
@@ -94,17 +131,15 @@ def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, confi
         for system in systems:
             outcome = _guard(system, f"scenario {scenario}, probe {probe.probe_id}: Retrieve",
                              lambda s=system: s.retrieve(namespace, probe, config.k))
-            hits = outcome.hits[: config.k]
-            context = build_context(hits, config.budget_tokens, config.encoding)
+            context = build_context(outcome.hits[: config.k], config.budget_tokens, config.encoding)
             answer = answer_closed(probe.options, context) if probe.options else None
             writer.write({
                 "kind": "probe", "system": system.label, "scenario_id": scenario,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
-                "hits": [{"rank": h.rank, "text": h.text, "score": h.score, "source_ids": list(h.source_ids),
-                          "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget} for h in context],
-                "hits_returned": len(outcome.hits), "context_tokens": context_tokens(context),
-                "read_latency_ms": round(outcome.latency_ms, 3), "usage": outcome.usage, "error": None,
+                "hits": [_hit_record(h) for h in context], "hits_returned": len(outcome.hits),
+                "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
+                "usage": outcome.usage, "violations": contract_violations(outcome, config.k), "error": None,
             })
 
 

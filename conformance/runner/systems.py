@@ -20,11 +20,12 @@ from conformance.backend.process import ProcessAdapter
 from conformance.contract.fixture import Probe, Session
 from conformance.contract.gold import GoldFile
 from conformance.paths import adapters_dir
+from conformance.errors import DriftError
 
 _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}
 
 
-class AdapterSpecError(ValueError):
+class AdapterSpecError(DriftError, ValueError):
     """``--adapter`` names nothing that can be run; the message lists what can."""
 
 
@@ -151,7 +152,7 @@ class OracleSystem:
         self._kept.clear()
 
 
-_GRPC = re.compile(r"^grpc://(?P<host>[^:/]+):(?P<port>\d+)$")
+_GRPC = re.compile(r"^grpc://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):(?P<port>\d{1,5})$")
 
 
 def available_adapters() -> list[str]:
@@ -181,13 +182,15 @@ def resolve_adapter_folder(spec: str) -> Path:
 
 
 def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: str | None = None,
-                connect_timeout_s: float = 30.0) -> RemoteSystem:
+                connect_timeout_s: float = 10.0) -> RemoteSystem:
     """Start (or connect to) the adapter named by ``spec`` and describe it.
 
     Raises:
         AdapterSpecError, ManifestError, VenvError, AdapterStartError, BackendCallError.
     """
     match = _GRPC.match(spec)
+    if spec.startswith("grpc://") and (not match or not 0 < int(match["port"]) < 65536):
+        raise AdapterSpecError(f"--adapter {spec}: expected grpc://HOST:PORT (port 1-65535; IPv6 as [::1])")
     if match:
         address = f"{match['host']}:{match['port']}"
         client = BackendClient(address, spec, deadlines)

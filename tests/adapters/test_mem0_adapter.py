@@ -7,7 +7,6 @@ the virtualenv cannot be built because no package index is reachable.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import grpc
@@ -15,16 +14,11 @@ import pytest
 
 from conformance.backend.manifest import load_manifest
 from conformance.backend.process import ProcessAdapter
-from conformance.backend.venvs import VenvError
+from conformance.backend.venvs import VenvError, looks_offline
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "adapters" / "mem0"
-NETWORK_TROUBLE = re.compile(
-    r"NewConnectionError|Failed to establish a new connection|Temporary failure in name resolution|"
-    r"Name or service not known|Network is unreachable|ConnectTimeout|ReadTimeout|ProxyError|"
-    r"\(from versions: none\)")
-
 
 @pytest.fixture(scope="module")
 def adapter():
@@ -32,7 +26,7 @@ def adapter():
     try:
         process.start()
     except VenvError as exc:
-        if NETWORK_TROUBLE.search(str(exc)):
+        if looks_offline(str(exc)):
             pytest.skip(f"mem0 adapter venv cannot be built: no package index reachable\n{exc}")
         raise
     process.stub = process.client.stub

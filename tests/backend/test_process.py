@@ -30,6 +30,7 @@ class Probe(Backend):
             "executable": sys.executable, "cwd": os.getcwd(), "cwd_entries": sorted(os.listdir(".")),
             "conformance": importable("conformance"), "pydantic": importable("pydantic"),
             "numpy": importable("numpy"), "secret": os.environ.get("DRIFT_TEST_SECRET"),
+            "path": os.environ.get("PATH", ""),
         })}
     def reset(self, namespace): pass
 
@@ -59,6 +60,7 @@ def test_adapter_runs_in_its_own_process_and_venv_without_runner_packages(tmp_pa
         assert "/venvs/" in facts["executable"]
         assert facts["conformance"] is False and facts["pydantic"] is False and facts["numpy"] is False
         assert facts["secret"] is None, "runner environment leaked into the adapter"
+        assert str(Path(sys.executable).parent) not in facts["path"].split(":"), "runner venv on the adapter's PATH"
         assert facts["cwd_entries"] == ["adapter.log", "port"], "adapter working folder is not fresh"
         assert system.isolation["bind"] == "127.0.0.1"
     finally:

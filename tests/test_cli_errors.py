@@ -1,0 +1,79 @@
+"""The CLI under bad input: exit 2, a message naming what to fix, no traceback, and
+environment variables named after the options."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, cwd, env=None):
+    import os
+
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=full_env)
+
+
+def assert_error(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, (needle, proc.stderr)
+
+
+def test_fixtures_without_gold_is_refused(tmp_path):
+    assert_error(cli("--fixtures", str(REPO / "fixtures"), "--quiet", cwd=tmp_path), "--fixtures and --gold together")
+
+
+def test_missing_fixture_folder_is_named(tmp_path):
+    assert_error(cli("--fixtures", str(tmp_path / "nope"), "--gold", str(tmp_path / "nope2"), "--quiet",
+                     cwd=tmp_path), "does not exist")
+
+
+@pytest.mark.parametrize("spec", ["grpc://localhost", "grpc://[::1]", "grpc://127.0.0.1:99999"])
+def test_malformed_grpc_address(tmp_path, spec):
+    assert_error(cli("--adapter", spec, "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path),
+                 "expected grpc://HOST:PORT")
+
+
+def test_import_of_malformed_or_empty_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"sample_id": "x", "conversation": ')
+    assert_error(cli("import", "locomo", str(bad), "--out", str(tmp_path / "o1"), cwd=tmp_path), "bad.json")
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    assert_error(cli("import", "locomo", str(empty), "--out", str(tmp_path / "o2"), cwd=tmp_path),
+                 "no conversation could be imported")
+
+
+def test_import_refuses_a_folder_with_an_earlier_corpus(tmp_path):
+    (tmp_path / "o" / "fixtures").mkdir(parents=True)
+    (tmp_path / "o" / "fixtures" / "old.jsonl").write_text("{}\n")
+    src = tmp_path / "one.json"
+    src.write_text("[]")
+    assert_error(cli("import", "locomo", str(src), "--out", str(tmp_path / "o"), cwd=tmp_path), "is not empty")
+
+
+@pytest.mark.slow
+def test_environment_variables_follow_option_names(tmp_path):
+    proc = cli("--json", "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path,
+               env={"DRIFT_BUDGET": "77", "DRIFT_SCENARIO": "ua-short-003", "DRIFT_K": "4"})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["receipt"]["config"]["budget_tokens"] == 77 and doc["receipt"]["config"]["k"] == 4
+    assert doc["receipt"]["scenarios"] == ["ua-short-003"]
+    assert_error(cli("--quiet", "--records-dir", str(tmp_path), cwd=tmp_path, env={"DRIFT_SCENARIO": "nomatch*"}),
+                 "matches no fixture")
+
+
+def test_generate_clears_what_it_no_longer_writes(tmp_path):
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "zz-stale.jsonl").write_text("{}\n")
+    proc = cli("generate", "--fixtures", str(tmp_path / "f"), "--gold", str(tmp_path / "g"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "f" / "zz-stale.jsonl").exists()
