@@ -61,6 +61,13 @@ def _errors_exit_2(fn):
 @click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path),
               help="Gold folder (default: the committed corpus). Give --fixtures with it.")
 @click.option("--scenario", "scenario", multiple=True, metavar="GLOB", help="Run only scenarios matching GLOB.")
+@click.option("--paradigm", multiple=True,
+              type=click.Choice(["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]),
+              help="Run only scenarios of this paradigm (repeatable).")
+@click.option("--horizon", multiple=True, type=click.Choice(["short", "medium", "long"]),
+              help="Run only scenarios whose trajectory ends in this horizon (repeatable).")
+@click.option("--split", multiple=True, metavar="NAME", help="Run only scenarios of this split, e.g. ci.")
+@click.option("--include-holdout", is_flag=True, help="Also score holdout scenarios (published runs; never the CI gate).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Hits per Retrieve.")
 @click.option("--budget", "budget", default=1200, show_default=True, type=click.IntRange(1),
               help="Context budget in tokens.")
@@ -77,8 +84,8 @@ def _errors_exit_2(fn):
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
 @_errors_exit_2
-def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, bootstrap, records_dir, out, as_json,
-         quiet):
+def main(ctx, adapter, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget, encoding, seed,
+         bootstrap, records_dir, out, as_json, quiet):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
@@ -90,14 +97,15 @@ def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, boot
     from conformance.report.table import render
     from conformance.runner.job import run_job, scored_anything
     from conformance.runner.run import Progress as RunProgress
-    from conformance.runner.run import RunConfig, select_fixtures
+    from conformance.runner.run import RunConfig, Selection, select_fixtures
 
     if (fixtures is None) != (gold is None):
         # Edited fixtures scored against the committed gold would be judged by the wrong truth.
         raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
     fixtures_dir = fixtures or paths.fixtures_dir()
     gold_dir = gold or paths.gold_dir()
-    patterns = tuple(scenario)
+    selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
+                          splits=tuple(split), include_holdout=include_holdout)
     adapters = list(adapter) or ["keyword"]
     n_boot, out_path = bootstrap, out
     config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
@@ -106,7 +114,7 @@ def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, boot
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=_err, disable=not show, transient=True) as bar:
-        total = len(select_fixtures(fixtures_dir, patterns)) if fixtures_dir.is_dir() else None
+        total = len(select_fixtures(fixtures_dir, selection)[0]) if fixtures_dir.is_dir() else None
         scenarios_task = bar.add_task("scenarios", total=total)
         sessions_task = bar.add_task("sessions", total=None)
         started: list[str] = []
@@ -118,7 +126,7 @@ def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, boot
             bar.update(scenarios_task, description=f"scenario {scenario}")
             bar.reset(sessions_task, total=sessions, description="sessions")
 
-        doc = run_job(adapters, fixtures_dir, gold_dir, patterns=patterns, config=config, records_dir=records_dir,
+        doc = run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
                       seed=seed, n_boot=n_boot, log=log,
                       progress=RunProgress(scenario_started=scenario_started,
                                            session_done=lambda: bar.advance(sessions_task)))
@@ -144,21 +152,57 @@ def main(ctx, adapter, fixtures, gold, scenario, k, budget, encoding, seed, boot
 @click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seed", default=42, show_default=True, type=int)
+@click.option("--check", is_flag=True,
+              help="Generate into a scratch folder and exit 2 when the corpus differs from it by a byte.")
 @_errors_exit_2
-def generate(fixtures_dir, gold_dir, seed):
-    """Write the canonical DRIFT corpus (byte-identical for the same seed)."""
-    from conformance.world.generator import generate_corpus
+def generate(fixtures_dir, gold_dir, seed, check):
+    """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger."""
+    import tempfile
 
-    if fixtures_dir is None and gold_dir is None and paths.data_root() != paths.checkout_root():
+    if fixtures_dir is None and gold_dir is None and paths.checkout_root() is None and not check:
         raise Failure("generate rewrites the committed corpus of a source checkout; this is an installed copy: "
                       "pass --fixtures DIR --gold DIR")
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()
+    if check:
+        with tempfile.TemporaryDirectory() as tmp:
+            _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed)
+            differing = (_differences(Path(tmp) / "fixtures", fixtures_dir, "fixtures")
+                         + _differences(Path(tmp) / "gold", gold_dir, "gold"))
+        if differing:
+            shown = ", ".join(differing[:10]) + (f" and {len(differing) - 10} more" if len(differing) > 10 else "")
+            raise Failure(f"the committed corpus differs from what the generator makes (seed {seed}): {shown}; "
+                          f"run `drift-conformance generate --seed {seed}` and commit the result")
+        click.echo(f"corpus in {fixtures_dir} and {gold_dir} matches the generator byte for byte")
+        return
+    ids = _generate_into(fixtures_dir, gold_dir, seed)
+    click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+
+
+def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
+    import json
+
+    from conformance.contract.corpus import LEDGER_NAME, build_ledger
+    from conformance.world.generator import generate_corpus
+
     # The generator owns these folders: files it no longer writes must not linger.
-    for stale in [*Path(fixtures_dir).glob("*.jsonl"), *Path(gold_dir).glob("*.json")]:
+    for stale in [*Path(fixtures_dir).glob("*.jsonl"), *Path(gold_dir).glob("*.json"),
+                  *Path(fixtures_dir).glob(LEDGER_NAME)]:
         stale.unlink()
     ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
-    click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+    ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}")
+    (Path(fixtures_dir) / LEDGER_NAME).write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n",
+                                                   encoding="utf-8")
+    return ids
+
+
+def _differences(expected: Path, actual: Path, label: str) -> list[str]:
+    """Names that differ between two folders (missing, extra, or other bytes)."""
+    want = {p.name: p for p in expected.iterdir() if p.is_file()}
+    have = {p.name: p for p in actual.iterdir() if p.is_file()} if actual.is_dir() else {}
+    names = sorted(set(want) | set(have))
+    return [f"{label}/{n}" for n in names
+            if n not in want or n not in have or want[n].read_bytes() != have[n].read_bytes()]
 
 
 @main.command()
@@ -199,6 +243,37 @@ def schema(out_dir, check):
         click.echo(f"wrote {target}")
     if stale:
         raise Failure(f"stale schemas in {out_dir}: {', '.join(stale)}; run `drift-conformance schema`")
+
+
+@main.command("audit-difficulty")
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--split", multiple=True, metavar="NAME", help="Audit only this split.")
+@click.option("--include-holdout", is_flag=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the audit (default: _difficulty.json beside the fixtures).")
+@click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"))
+@_errors_exit_2
+def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, records_dir):
+    """Score simple strategies (none, recent, keyword) per scenario; flag what keyword solves (DRIFT §10.3)."""
+    import json
+
+    from conformance.report.difficulty import audit
+    from conformance.runner.job import run_job
+    from conformance.runner.run import Selection
+
+    if (fixtures_dir is None) != (gold_dir is None):
+        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    fixtures_dir = fixtures_dir or paths.fixtures_dir()
+    gold_dir = gold_dir or paths.gold_dir()
+    doc = run_job(["recent", "keyword"], fixtures_dir, gold_dir, records_dir=records_dir,
+                  selection=Selection(splits=tuple(split), include_holdout=include_holdout))
+    result = audit({name: rows for name, rows in doc._rows.items() if name != "oracle"})
+    result["fixtures_hash"] = doc.receipt.fixtures_hash
+    out_path = out_path or Path(fixtures_dir) / "_difficulty.json"
+    out_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    click.echo(f"wrote {out_path}: {len(result['scenarios'])} scenarios, "
+               f"{len(result['keyword_solves_perfectly'])} solved perfectly by keyword")
 
 
 @main.command("adapters")

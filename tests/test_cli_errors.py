@@ -68,7 +68,7 @@ def test_environment_variables_follow_option_names(tmp_path):
     assert doc["receipt"]["config"]["budget_tokens"] == 77 and doc["receipt"]["config"]["k"] == 4
     assert doc["receipt"]["scenarios"] == ["ua-short-003"]
     assert_error(cli("--quiet", "--records-dir", str(tmp_path), cwd=tmp_path, env={"DRIFT_SCENARIO": "nomatch*"}),
-                 "matches no fixture")
+                 "match no fixture")
 
 
 def test_generate_clears_what_it_no_longer_writes(tmp_path):
@@ -77,3 +77,16 @@ def test_generate_clears_what_it_no_longer_writes(tmp_path):
     proc = cli("generate", "--fixtures", str(tmp_path / "f"), "--gold", str(tmp_path / "g"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "f" / "zz-stale.jsonl").exists()
+
+
+def test_generate_check_fails_on_a_changed_byte(tmp_path):
+    f, g = tmp_path / "f", tmp_path / "g"
+    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    ok = cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    victim = sorted(g.glob("*.json"))[0]
+    victim.write_bytes(victim.read_bytes().replace(b'"answer"', b'"answer" ', 1))
+    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path),
+                 f"gold/{victim.name}")
+    (f / "extra.jsonl").write_text("{}\n")
+    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path), "fixtures/extra.jsonl")

@@ -80,7 +80,7 @@ def test_json_flag_prints_the_document(tmp_path):
 
 def test_filter_matching_nothing_exits_2(tmp_path):
     proc = cli("--scenario", "no-such-*", "--quiet", "--records-dir", str(tmp_path), cwd=tmp_path)
-    assert proc.returncode == 2 and "matches no fixture" in proc.stderr
+    assert proc.returncode == 2 and "match no fixture" in proc.stderr
 
 
 def test_unknown_adapter_exits_2_with_the_list(tmp_path):

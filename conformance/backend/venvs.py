@@ -56,10 +56,16 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _requirement_lines(requirements: bytes) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in requirements.decode("utf-8").splitlines())
+    return [line for line in lines if line]
+
+
 def venv_key(requirements: bytes) -> str:
-    """12 hex digits over the requirements, the SDK pins, the Python version and platform."""
+    """12 hex digits over the requirement lines (comments and blanks ignored), the SDK pins,
+    the Python version and platform: adapters with the same needs share one virtualenv."""
     digest = hashlib.sha256()
-    digest.update(requirements)
+    digest.update("\n".join(_requirement_lines(requirements)).encode())
     digest.update("\n".join(SDK_REQUIREMENTS).encode())
     digest.update(f"{sys.version_info.major}.{sys.version_info.minor} {platform.machine()}".encode())
     return digest.hexdigest()[:12]
@@ -106,8 +112,9 @@ def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, boo
         VenvError: ``pip install`` failed (no package index, a conflict...).
     """
     requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
-    env_dir = cache_dir() / "venvs" / f"{name}-{venv_key(requirements)}"
-    pip_args = [*SDK_REQUIREMENTS] + (["-r", str(requirements_file)] if requirements.strip() else [])
+    needs = _requirement_lines(requirements)
+    env_dir = cache_dir() / "venvs" / (f"{name}-{venv_key(requirements)}" if needs else f"sdk-only-{venv_key(b'')}")
+    pip_args = [*SDK_REQUIREMENTS] + (["-r", str(requirements_file)] if needs else [])
     return cached_venv(env_dir, pip_args, f"adapter {name}", log)
 
 

@@ -232,3 +232,42 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
                 raise CorpusError(golds[scenario], f"evidence {dangling} names no message of the fixture",
                                   field=f"probes.{i}.evidence")
     return sorted(fixtures)
+
+
+LEDGER_NAME = "_ledger.json"
+
+
+def build_ledger(fixtures_dir: Path, gold_dir: Path, seed: int, rebuild: str) -> dict:
+    """Corpus metadata: counts per paradigm, horizon, split and probe type, the seed and
+    the command that rebuilds the corpus byte-identically. Deterministic (no timestamps)."""
+    scenarios = []
+    probe_types: dict[str, int] = {}
+    for path in fixture_files(fixtures_dir):
+        header = read_header(path)
+        sessions = probes = 0
+        for line in iter_fixture(path):
+            if isinstance(line, SessionLine):
+                sessions += 1
+            elif isinstance(line, CheckpointLine):
+                probes += len(line.probes)
+        for probe in read_gold(Path(gold_dir) / f"{path.stem}.json").probes:
+            probe_types[probe.probe_type] = probe_types.get(probe.probe_type, 0) + 1
+        scenarios.append({"scenario_id": header.scenario_id, "paradigm": header.paradigm,
+                          "horizon": header.horizons[-1].name, "sessions": sessions, "probes": probes,
+                          "holdout": header.holdout, "splits": sorted(header.splits)})
+
+    def count(key: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in scenarios:
+            out[str(s[key])] = out.get(str(s[key]), 0) + 1
+        return dict(sorted(out.items()))
+
+    splits: dict[str, int] = {}
+    for s in scenarios:
+        for name in s["splits"]:
+            splits[name] = splits.get(name, 0) + 1
+    return {"seed": seed, "rebuild": rebuild, "scenarios": len(scenarios),
+            "sessions": sum(s["sessions"] for s in scenarios), "probes": sum(s["probes"] for s in scenarios),
+            "by_paradigm": count("paradigm"), "by_horizon": count("horizon"), "holdout": count("holdout"),
+            "splits": dict(sorted(splits.items())), "probe_types": dict(sorted(probe_types.items())),
+            "fixtures_hash": fixtures_hash(fixtures_dir, gold_dir), "scenario_list": scenarios}

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 FIXTURE_SCHEMA_VERSION = "1"
 
@@ -105,6 +105,9 @@ class HeaderLine(_Strict):
     horizons: list[HorizonPhase]
     entities: list[EntityRef]
     holdout: bool = False
+    """Held out of default runs and of the CI gate; scored with ``--include-holdout``."""
+    splits: list[str] = []
+    """Named subsets this scenario belongs to, e.g. ``ci`` (the small split tests and CI run)."""
     free_form: bool = False
     """True when probes have no closed answer domain (imported datasets): answer
     accuracy then needs an answer model and only retrieval is scored hermetically."""
@@ -114,15 +117,55 @@ class SessionLine(Session):
     kind: Literal["session"] = "session"
 
 
+class Choice(_Strict):
+    """One option of a multiple-choice action probe (DRIFT §6.1 action probes).
+
+    ``tags`` say which latent value each choice is consistent with, in the public
+    vocabulary of ``Probe.domains``; exactly one choice agrees with the ground truth
+    (which one is gold). A reader that knows nothing picks the ``default`` choice.
+    """
+
+    choice_id: Id
+    text: str = Field(min_length=1, max_length=2_000)
+    tags: dict[str, str] = {}
+    default: bool = False
+
+
+class Temporal(_Strict):
+    """A probe that needs date arithmetic: how long before ``asked_at`` the message
+    naming ``target`` was said, in ``unit``; the options are amounts ("3 days")."""
+
+    target: str = Field(min_length=1)
+    unit: Literal["days", "weeks", "months"]
+
+
 class Probe(_Strict):
-    """A question at a checkpoint. ``options`` is the public closed answer domain
-    (``"unknown"`` included); which option is right is gold."""
+    """A question at a checkpoint.
+
+    Exactly one answer form: ``options`` (the public closed answer domain, "unknown"
+    included), ``choices`` (multiple choice; ``domains`` gives each tagged attribute's
+    public value domain), or none of them (free-form, imported data). ``temporal``
+    marks an ``options`` probe answered by date arithmetic. Which answer is right is gold.
+    """
 
     probe_id: Id
     asked_by: Id
     query: str = Field(min_length=1, max_length=10_000)
     asked_at: Timestamp
     options: list[str] | None = None
+    choices: list[Choice] | None = None
+    domains: dict[str, list[str]] | None = None
+    temporal: Temporal | None = None
+
+    @model_validator(mode="after")
+    def _one_answer_form(self) -> "Probe":
+        if self.options is not None and self.choices is not None:
+            raise ValueError("a probe has either options or choices, not both")
+        if self.choices is not None and sum(c.default for c in self.choices) != 1:
+            raise ValueError("a multiple-choice probe needs exactly one default choice")
+        if self.temporal is not None and self.options is None:
+            raise ValueError("a temporal probe needs options (amounts such as '3 days')")
+        return self
 
 
 class CheckpointLine(_Strict):

@@ -50,6 +50,7 @@ class GoldProbe(_Strict):
     abstention: bool = False
     """The right answer is to decline ("unknown"); scored apart from the headline."""
     answer: str
+    """The right option, or for multiple choice the right ``choice_id``."""
     accepted: list[str] = []
     """Further accepted spellings of ``answer``."""
     stale: list[str] = []
@@ -59,6 +60,10 @@ class GoldProbe(_Strict):
     attribute: str | None = None
     entity: Id | None = None
     """The entity the probe is about."""
+    owner: Id | None = None
+    """Canary probes: the entity the private fact belongs to (DRIFT §4.2)."""
+    horizon: str | None = None
+    """The horizon of the probe's checkpoint (DRIFT-C weights by it)."""
 
 
 class GoldFile(_Strict):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 RESULT_SCHEMA_VERSION = "1"
 
@@ -63,6 +63,8 @@ class Receipt(_Doc):
 
 
 class ResultDocument(_Doc):
+    _rows: dict = PrivateAttr(default_factory=dict)
+
     schema_version: str = RESULT_SCHEMA_VERSION
     receipt: Receipt
     systems: dict[str, SystemResult]

@@ -22,7 +22,7 @@ from conformance.contract.corpus import (
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.paths import data_root
 from conformance.runner.records import read_records
-from conformance.runner.run import Progress, RunConfig, RunError, run_corpus, select_fixtures
+from conformance.runner.run import Progress, RunConfig, RunError, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.errors import DriftError
@@ -66,7 +66,7 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns: tuple[str, ...] = (),
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None) -> ResultDocument:
@@ -84,9 +84,11 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
             raise JobError(f"{what} folder {folder} does not exist")
     if not validate_corpus(fixtures_dir, gold_dir):
         raise JobError(f"no fixtures (*.jsonl) in {fixtures_dir}")
-    fixtures = select_fixtures(fixtures_dir, patterns)
+    fixtures, held_out = select_fixtures(fixtures_dir, selection)
     if not fixtures:
-        raise JobError(f"--scenario {' '.join(patterns)} matches no fixture in {fixtures_dir}")
+        filters = ", ".join(f"{k}={v}" for k, v in selection.describe().items() if v)
+        raise JobError(f"the filters ({filters or 'none'}) match no fixture in {fixtures_dir}"
+                       + (f" ({len(held_out)} holdout scenarios need --include-holdout)" if held_out else ""))
     gold = {p.stem: read_gold(gold_dir / f"{p.stem}.json") for p in fixtures}
     free_form = any(read_header(p).free_form for p in fixtures)
 
@@ -144,14 +146,20 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, patterns
         fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
         scenarios=summary.scenarios,
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
-                "flush_timeout_s": config.flush_timeout_s, "adapters": specs, "scenario_patterns": list(patterns),
+                "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
                 "answer_model": None, "gate": "hard", "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path)},
         git_commit=git_commit(), versions=versions(),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
-        started_at=started_at, finished_at=_now(), notes=[FREE_FORM_NOTE] if free_form else [])
-    return ResultDocument(receipt=receipt, systems=results)
+        started_at=started_at, finished_at=_now(),
+        notes=([FREE_FORM_NOTE] if free_form else [])
+        + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
+        + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
+           else []))
+    doc = ResultDocument(receipt=receipt, systems=results)
+    doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
+    return doc
 
 
 def violation_notes(records: list[dict]) -> list[str]:

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.answer.reader import answer_closed, build_context, context_tokens
-from conformance.contract.corpus import fixture_files, iter_fixture
+from conformance.answer.reader import answer_probe, build_context, context_tokens
+from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
@@ -48,12 +48,47 @@ class Progress:
     session_done: Callable[[], None] = lambda: None
 
 
-def select_fixtures(fixtures_dir: Path, patterns: tuple[str, ...] = ()) -> list[Path]:
-    """Fixture files whose scenario id matches any glob in ``patterns`` (all when empty)."""
-    files = fixture_files(fixtures_dir)
-    if not patterns:
-        return files
-    return [p for p in files if any(fnmatch.fnmatchcase(p.stem, pat) for pat in patterns)]
+@dataclass(frozen=True)
+class Selection:
+    """Which scenarios a run covers. Empty tuples mean "no filter"."""
+
+    patterns: tuple[str, ...] = ()
+    """Globs over scenario ids."""
+    paradigms: tuple[str, ...] = ()
+    horizons: tuple[str, ...] = ()
+    """A scenario's horizon is the phase its trajectory ends in (short, medium, long)."""
+    splits: tuple[str, ...] = ()
+    include_holdout: bool = False
+    """Holdout scenarios are left out unless asked for (published runs only)."""
+
+    def describe(self) -> dict:
+        return {"scenario_patterns": list(self.patterns), "paradigms": list(self.paradigms),
+                "horizons": list(self.horizons), "splits": list(self.splits),
+                "include_holdout": self.include_holdout}
+
+
+def scenario_horizon(header: HeaderLine) -> str:
+    return header.horizons[-1].name
+
+
+def select_fixtures(fixtures_dir: Path, selection: Selection = Selection()) -> tuple[list[Path], list[str]]:
+    """Fixture files the selection keeps, and the ids of holdout scenarios it left out."""
+    kept, held_out = [], []
+    for path in fixture_files(fixtures_dir):
+        if selection.patterns and not any(fnmatch.fnmatchcase(path.stem, p) for p in selection.patterns):
+            continue
+        header = read_header(path)
+        if selection.paradigms and header.paradigm not in selection.paradigms:
+            continue
+        if selection.horizons and scenario_horizon(header) not in selection.horizons:
+            continue
+        if selection.splits and not set(selection.splits) & set(header.splits):
+            continue
+        if header.holdout and not selection.include_holdout:
+            held_out.append(header.scenario_id)
+            continue
+        kept.append(path)
+    return kept, held_out
 
 
 def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunConfig, namespace_prefix: str,
@@ -132,7 +167,7 @@ def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, confi
             outcome = _guard(system, f"scenario {scenario}, probe {probe.probe_id}: Retrieve",
                              lambda s=system: s.retrieve(namespace, probe, config.k))
             context = build_context(outcome.hits[: config.k], config.budget_tokens, config.encoding)
-            answer = answer_closed(probe.options, context) if probe.options else None
+            answer = answer_probe(probe, context)
             writer.write({
                 "kind": "probe", "system": system.label, "scenario_id": scenario,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
