@@ -198,8 +198,13 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
 
 def _differences(expected: Path, actual: Path, label: str) -> list[str]:
     """Names that differ between two folders (missing, extra, or other bytes)."""
-    want = {p.name: p for p in expected.iterdir() if p.is_file()}
-    have = {p.name: p for p in actual.iterdir() if p.is_file()} if actual.is_dir() else {}
+    # Only what the generator owns: scenario files and the ledger (an audit file may sit beside them).
+    def owned(p: Path) -> bool:
+        return p.is_file() and (p.suffix in (".jsonl", ".json") and not p.name.startswith("_")
+                                or p.name == "_ledger.json")
+
+    want = {p.name: p for p in expected.iterdir() if owned(p)}
+    have = {p.name: p for p in actual.iterdir() if owned(p)} if actual.is_dir() else {}
     names = sorted(set(want) | set(have))
     return [f"{label}/{n}" for n in names
             if n not in want or n not in have or want[n].read_bytes() != have[n].read_bytes()]
@@ -210,7 +215,9 @@ def _differences(expected: Path, actual: Path, label: str) -> list[str]:
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
 @_errors_exit_2
 def validate(fixtures_dir, gold_dir):
-    """Validate a corpus: every fixture line, every gold file, and how they join."""
+    """Validate a corpus: every line, how fixtures and gold join, that every probe is
+    answerable from its evidence, and that canaries were never said to their asker."""
+    from conformance.answer.answerable import check_corpus
     from conformance.contract.corpus import fixtures_hash, validate_corpus
 
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
@@ -218,6 +225,11 @@ def validate(fixtures_dir, gold_dir):
     ids = validate_corpus(fixtures_dir, gold_dir)
     if not ids:
         raise Failure(f"no fixtures in {fixtures_dir}")
+    problems = check_corpus(fixtures_dir, gold_dir)
+    if problems:
+        shown = "\n  ".join(problems[:20])
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise Failure(f"{len(problems)} probes fail the semantic checks:\n  {shown}{more}")
     click.echo(f"{len(ids)} scenarios valid; fixtures_hash {fixtures_hash(fixtures_dir, gold_dir)}")
 
 

@@ -28,8 +28,8 @@ def schema(name):
 @pytest.fixture(scope="module")
 def keyword_result(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("run")
-    proc = cli("--adapter", "keyword", "--out", str(tmp / "result.json"), "--records-dir", str(tmp / "runs"),
-               "--quiet", cwd=tmp)
+    proc = cli("--adapter", "keyword", "--split", "ci", "--out", str(tmp / "result.json"), "--records-dir",
+               str(tmp / "runs"), "--quiet", cwd=tmp)
     assert proc.returncode == 0, proc.stderr
     return json.loads((tmp / "result.json").read_text()), proc
 
@@ -42,7 +42,9 @@ def test_result_validates_against_the_published_schema(keyword_result):
     doc, _ = keyword_result
     jsonschema.validate(doc, schema("result.schema.json"))
     receipt = doc["receipt"]
-    assert len(receipt["fixtures_hash"]) == 64 and len(receipt["scenarios"]) >= 8
+    assert len(receipt["fixtures_hash"]) == 64 and receipt["config"]["splits"] == ["ci"]
+    # the ci split holds short scenarios of every paradigm
+    assert {sid.split("-")[0] for sid in receipt["scenarios"]} == {"ua", "cod", "crw", "mp"}
     assert receipt["config"]["k"] == 10 and receipt["config"]["budget_tokens"] == 1200
     for metric in ("accuracy", "recall_at_k", "revision_accuracy", "read_latency_ms_p99", "write_latency_ms_p99"):
         entry = doc["systems"]["keyword"]["metrics"][metric]

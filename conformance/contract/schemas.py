@@ -14,6 +14,7 @@ from conformance.backend.manifest import AdapterManifest
 from conformance.contract.fixture import FixtureLine
 from conformance.contract.gold import GoldFile
 from conformance.contract.result import ResultDocument
+from conformance.world.scenario import ScenarioSpec
 
 _BASE = "https://drift-conformance.invalid/schema/"
 
@@ -33,6 +34,8 @@ def render_schemas() -> dict[str, str]:
                                     "A gold file (gold/<scenario>.json)"),
         "result.schema.json": _finish(ResultDocument.model_json_schema(), "result.schema.json",
                                       "result.json written by drift-conformance --out"),
+        "scenario.schema.json": _finish(ScenarioSpec.model_json_schema(), "scenario.schema.json",
+                                        "A scenario file (scenarios/<id>.yaml), DRIFT §3.1"),
         "adapter.schema.json": _finish(AdapterManifest.model_json_schema(), "adapter.schema.json",
                                        "adapters/<name>/adapter.yaml"),
     }

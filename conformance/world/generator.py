@@ -1,511 +1,570 @@
-"""The deterministic DRIFT corpus generator (user_assistant paradigm, short horizon).
+"""The DRIFT world generator v2: scenario YAML -> fixture (public) + gold (sealed).
 
-One scenario is made in two passes, both driven by one ``random.Random`` seeded
-from ``(seed, scenario index)``:
+For each scenario (:mod:`conformance.world.scenario`) one ``random.Random``, seeded
+from the corpus seed, the scenario's own seed and its id (SHA-512 of a string: stable
+across runs and platforms), drives everything:
 
-1. **Plan** (no text yet): the principal's communication style and latent
-   profile, which session carries which event (DRIFT §3.3: signal sessions change
-   a fact, soft sessions disclose or re-mention one, noise sessions carry none),
-   and which probes each checkpoint asks (§6.1).
-2. **Render**: walk the sessions in time order, turn each planned event into
-   dialogue from :mod:`conformance.world.templates`, track the latent state, and
-   at each checkpoint emit the public probes (fixture) and their truth (gold).
+1. **World**: every entity's type (:mod:`conformance.world.entities`) draws its
+   attributes (scenario value pools, starting values, the hidden ones that negative
+   recall asks about) and its episodes; multi-peer and coding worlds add team
+   decisions; multi-peer worlds choose canary facts (disclosed only in private
+   messages, preferably in sessions the later asker misses).
+2. **Tiers** (DRIFT §3.3): ~10% signal sessions (a change: job change, move,
+   architectural override, objective revision, ...), ``1 - 0.10 - noise_ratio`` soft
+   sessions (a first disclosure, a re-mention that accumulates evidence, an episode)
+   and ``noise_ratio`` noise sessions (routine talk, distractors, nothing new), spread
+   evenly over the trajectory. A session whose participants cannot carry the planned
+   event degrades (signal -> soft -> noise); gold records the tier that happened.
+3. **Sessions** in time order: topology (:mod:`conformance.world.topology`) gives
+   participants and turn order, the synthesizer (:mod:`conformance.world.synthesis`)
+   the text; the latent state and each value's evidence are tracked as events apply.
+4. **Checkpoints**: probes of the requested types (DRIFT §6) built from the latent
+   state at that moment; gold keeps answers, stale values, evidence and owners.
 
-The texts obey the deterministic reader's rule so that the gold evidence alone
-answers every probe: among the hits, the newest that names any option wins, and
-within a hit the option named last wins. Hence a message that carries an event
-names only values of that event's attribute, and a change names the new value
-last. Noise sessions name pool values only in the assistant's asides (news, TV,
-trivia): distractors that share vocabulary with the probes but say nothing about
-the principal.
-
-Determinism: no ``hash()``, no wall clock, no set iteration; the output files are
-canonical JSON (see :mod:`conformance.contract.corpus`), so one seed gives
-byte-identical files.
+The reader contract holds for every probe: the deterministic reader applied to
+exactly the gold evidence gives the gold answer (closed options: newest hit naming an
+option, last mention within it; choices: the choice whose tags agree with the
+per-attribute last-mention values, else the default; temporal: the earliest hit
+naming the target, ``asked_at`` minus its timestamp, closest amount).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from conformance import paths
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import (
-    CheckpointLine,
-    EntityRef,
-    HeaderLine,
-    HorizonPhase,
-    Message,
-    Probe,
-    SessionLine,
+    CheckpointLine, Choice, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine, Temporal,
 )
 from conformance.contract.gold import GoldEvent, GoldFile, GoldProbe
-from conformance.world import templates as T
+from conformance.world.entities import REGISTRY, Attr, EntityType
+from conformance.world.entities.team import ATTRIBUTION_QUERIES, DECISIONS
+from conformance.world.scenario import ScenarioSpec, load_scenarios
+from conformance.world.synthesis import EventPlan, SessionContext, Synthesizer, TemplateSynthesizer
+from conformance.world.topology import participants as pick_participants
+from conformance.world.topology import session_slot
 
-SOURCE = "drift-generator/1"
-PARADIGM = "user_assistant"
-SCENARIO_PREFIX = "ua-short"
-HORIZON = "short"
-PRINCIPAL, ASSISTANT = "principal", "assistant"
+SOURCE = "drift-generator/2"
 UNKNOWN = "unknown"
-
 START_TIME = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
-MAX_START_OFFSET_MINUTES = 7 * 24 * 60  # each scenario starts somewhere in its first week
-SESSION_GAP_HOURS = 8
-PROBE_DELAY = timedelta(hours=1)  # probes are asked an hour after the checkpoint's last session starts
+SIGNAL_FRACTION = 0.10
+MAX_PER_TYPE = 3
+MAX_PROBES_PER_CHECKPOINT = 18
+UNITS = {"days": 1, "weeks": 7, "months": 30}
+"""Days per temporal unit; a month counts 30 days (options are spaced so 30.44 gives the same answer)."""
 
-SIGNAL_FRACTION = 0.10  # DRIFT §3.3: ~10% of sessions change a fact
-POOL_SIZE = 6  # option values per attribute per scenario ("unknown" comes on top)
-STABLE_FACTS = 2  # disclosed attributes that never change (plain fact recall)
-NEGATIVES_PER_CHECKPOINT = 2
-MAX_PROBES_PER_CHECKPOINT = 6
-MIN_PROBES_PER_CHECKPOINT = 4
-MIN_PROBES = {"revision": 2, "negative_recall": 2, "fact_recall": 3}  # per scenario
-DISTRACTOR_RATE = 0.6  # share of noise sessions with a pool value in an aside
-MAX_PLAN_ATTEMPTS = 500
+RECALL_KINDS = ("fact", "preference", "constraint", "decision")
+REVISION_KINDS = ("fact", "preference", "constraint")
+FRONTIER = {"coverage": "coverage", "anti_pattern": "anti_pattern", "traversal": "traversal",
+            "objective": "objective_coherence"}
 
 
-@dataclass(frozen=True)
-class Style:
-    """The principal's communication style; it picks template variants."""
+# --- public API ----------------------------------------------------------------
 
-    formality: str  # "casual" | "formal"
-    verbosity: str  # "terse" | "chatty"
+def generate_corpus(fixtures_dir: Path, gold_dir: Path, scenarios_dir: Path | None = None, seed: int = 42,
+                    synthesizer: Synthesizer | None = None) -> list[str]:
+    """Generate every scenario of ``scenarios_dir`` (default: the repository's ``scenarios/``).
 
-
-@dataclass(frozen=True)
-class PlannedEvent:
-    """One latent event: ``kind`` is disclose | change | mention; ``old`` only for change."""
-
-    kind: str
-    attribute: str
-    new: str
-    old: str | None = None
-
-
-@dataclass(frozen=True)
-class ProbeSpec:
-    """What a probe asks, decided at planning time; answers come from the render pass."""
-
-    attribute: str
-    probe_type: str  # fact_recall | negative_recall | revision
-    subtype: str | None = None  # revision: fact_update | half_life
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A scenario's latent trajectory before any text exists.
-
-    Shapes: ``pools`` attribute -> option values; ``initial`` latent attribute ->
-    starting value (never-mentioned attributes are absent); ``tiers`` one tier per
-    session index; ``events`` session index -> its event (signal and soft only);
-    ``checkpoints`` sessions stored before each checkpoint; ``probes`` one list of
-    specs per checkpoint.
-    """
-
-    style: Style
-    pools: dict[str, list[str]]
-    initial: dict[str, str]
-    negatives: list[str]
-    tiers: list[str]
-    events: dict[int, PlannedEvent]
-    checkpoints: list[int]
-    probes: list[list[ProbeSpec]]
-
-
-# --- public API ------------------------------------------------------------
-
-def generate_corpus(fixtures_dir: Path, gold_dir: Path, seed: int = 42, n_scenarios: int = 8,
-                    sessions: int = 30, noise_ratio: float = 0.70) -> list[str]:
-    """Write fixtures_dir/<id>.jsonl and gold_dir/<id>.json; return scenario ids.
-
-    Ids are ``ua-short-001`` .. in order. Existing files are overwritten, others
-    left alone (cleaning is the caller's business).
+    Writes ``fixtures_dir/<id>.jsonl`` and ``gold_dir/<id>.json`` (holdout scenarios
+    included; excluding them is the runner's business) and returns the ids in file
+    order. Same inputs and seed: byte-identical files.
 
     Raises:
-        ValueError: parameters that leave no room for the required events/probes.
+        ScenarioError: an invalid scenario file (names the file and field).
     """
-    if not 1 <= n_scenarios <= 999:
-        raise ValueError(f"n_scenarios must be 1..999, got {n_scenarios}")
+    folder = Path(scenarios_dir) if scenarios_dir is not None else paths.data_root() / "scenarios"
     ids = []
-    for index in range(n_scenarios):
-        scenario_id = f"{SCENARIO_PREFIX}-{index + 1:03d}"
-        lines, gold = build_scenario(scenario_id, seed, index, sessions, noise_ratio)
-        write_fixture(Path(fixtures_dir) / f"{scenario_id}.jsonl", lines)
-        write_gold(Path(gold_dir) / f"{scenario_id}.json", gold)
-        ids.append(scenario_id)
+    for spec in load_scenarios(folder):
+        lines, gold = build_scenario(spec, seed, synthesizer)
+        write_fixture(Path(fixtures_dir) / f"{spec.id}.jsonl", lines)
+        write_gold(Path(gold_dir) / f"{spec.id}.json", gold)
+        ids.append(spec.id)
     return ids
 
 
-def build_scenario(scenario_id: str, seed: int, index: int, sessions: int = 30,
-                   noise_ratio: float = 0.70) -> tuple[list, GoldFile]:
+def build_scenario(spec: ScenarioSpec, seed: int = 42,
+                   synthesizer: Synthesizer | None = None) -> tuple[list, GoldFile]:
     """One scenario in memory: (fixture lines, header first; gold)."""
-    # A string seed is hashed with SHA-512 by ``random``: stable across runs and
-    # platforms, unlike ``hash()``; the index keeps scenarios independent.
-    rng = random.Random(f"{SOURCE}:{seed}:{index}")
-    start = START_TIME + timedelta(minutes=15 * rng.randrange(MAX_START_OFFSET_MINUTES // 15))
-    plan = plan_scenario(rng, sessions, noise_ratio)
-    return _render(rng, scenario_id, seed, start, plan)
+    return _Generator(spec, seed, synthesizer or TemplateSynthesizer()).run()
 
 
-# --- planning --------------------------------------------------------------
+def tier_plan(rng: random.Random, sessions: int, noise_ratio: float) -> list[str]:
+    """One tier per session: counts from the ratios, positions spread evenly with jitter.
 
-def tier_counts(sessions: int, noise_ratio: float) -> tuple[int, int, int]:
-    """(signal, soft, noise) session counts: 30 sessions at 0.70 give (3, 6, 21)."""
-    noise = round(sessions * noise_ratio)
-    # At least as many changes as the scenario needs revision probes.
-    signal = max(MIN_PROBES["revision"], round(sessions * SIGNAL_FRACTION))
-    soft = sessions - noise - signal
-    return signal, soft, noise
-
-
-def checkpoint_positions(sessions: int) -> list[int]:
-    """Sessions stored before each checkpoint: thirds of the trajectory (10, 20, 30)."""
-    return sorted({sessions * k // 3 for k in (1, 2, 3)} - {0})
-
-
-def plan_scenario(rng: random.Random, sessions: int, noise_ratio: float) -> Plan:
-    """Draw a plan; re-draw (same rng, so still deterministic) until it meets the probe minimums."""
-    n_signal, n_soft, n_noise = tier_counts(sessions, noise_ratio)
-    n_distinct = min(n_signal, len(T.CHANGEABLE))
-    if n_noise < 0 or n_soft < n_distinct + 1:
-        raise ValueError(f"{sessions} sessions at noise_ratio {noise_ratio} leave {n_soft} soft sessions; "
-                         f"at least {n_distinct + 1} are needed to disclose facts before they change")
-    checkpoints = checkpoint_positions(sessions)
-    if len(checkpoints) < 2:
-        raise ValueError(f"{sessions} sessions are too few for two checkpoints")
-    style = Style(rng.choice([T.CASUAL, T.FORMAL]), rng.choice(["terse", "chatty"]))
-    pools = {attr: rng.sample(T.POOLS[attr], POOL_SIZE) for attr in T.ATTRIBUTES}
-    for _ in range(MAX_PLAN_ATTEMPTS):
-        plan = _try_plan(rng, style, pools, sessions, checkpoints, n_signal, n_soft)
-        if plan is not None:
-            return plan
-    raise ValueError(f"no plan for {sessions} sessions at noise_ratio {noise_ratio} meets the probe minimums "
-                     f"{MIN_PROBES}; use more sessions or a lower noise_ratio")
-
-
-def _try_plan(rng: random.Random, style: Style, pools: dict[str, list[str]], sessions: int,
-              checkpoints: list[int], n_signal: int, n_soft: int) -> Plan | None:
-    """One attempt at a plan; None when the draw cannot satisfy the constraints."""
-    # Which attributes change, in time order; more signals than changeable
-    # attributes cycle through them again (a second change of the same fact).
-    distinct = rng.sample(T.CHANGEABLE, min(n_signal, len(T.CHANGEABLE)))
-    change_attrs = [distinct[i % len(distinct)] for i in range(n_signal)]
-    rest = [a for a in T.ATTRIBUTES if a not in distinct]
-    stable = rng.sample(rest, min(STABLE_FACTS, n_soft - len(distinct)))
-    negatives = [a for a in rest if a not in stable]
-
-    signal_slots, soft_slots = _place_tiers(rng, checkpoints, n_signal, n_soft)
-    if len(signal_slots) != n_signal or len(soft_slots) != n_soft:
-        return None  # a checkpoint window too small for its share of sessions
-    deadlines = {}  # attribute -> session of its first change: it must be disclosed before
-    for attr, pos in zip(change_attrs, signal_slots):
-        deadlines.setdefault(attr, pos)
-    if not _feasible(list(deadlines.values()), len(stable), soft_slots):
-        return None
-
-    initial = {attr: rng.choice(pools[attr]) for attr in T.ATTRIBUTES if attr in distinct or attr in stable}
-    events = _assign_events(rng, pools, initial, change_attrs, signal_slots, soft_slots, deadlines, stable)
-    probes = _plan_probes(rng, events, checkpoints, negatives)
-    totals = {kind: sum(spec.probe_type == kind for specs in probes for spec in specs) for kind in MIN_PROBES}
-    if any(totals[kind] < need for kind, need in MIN_PROBES.items()):
-        return None
+    Session 0 is always soft (the first session introduces someone); no signal at 0.
+    """
+    n_signal = round(sessions * SIGNAL_FRACTION)
+    n_noise = round(sessions * noise_ratio)
+    n_soft = max(1, sessions - n_signal - n_noise)
+    n_noise = sessions - n_signal - n_soft
     tiers = ["noise"] * sessions
-    for pos in signal_slots:
-        tiers[pos] = "signal"
-    for pos in soft_slots:
-        tiers[pos] = "soft"
-    return Plan(style, pools, initial, negatives, tiers, events, checkpoints, probes)
+    tiers[0] = "soft"
+    for tier, count in (("signal", n_signal), ("soft", n_soft - 1)):
+        free = [i for i in range(1, sessions) if tiers[i] == "noise"]
+        for k in range(min(count, len(free))):
+            lo, hi = k * len(free) // count, (k + 1) * len(free) // count
+            tiers[free[rng.randrange(lo, max(lo + 1, hi))]] = tier
+    return tiers
 
 
-def _place_tiers(rng: random.Random, checkpoints: list[int], n_signal: int,
-                 n_soft: int) -> tuple[list[int], list[int]]:
-    """Sorted (signal, soft) session indexes, spread round-robin over checkpoint windows.
+# --- the generator ---------------------------------------------------------------
 
-    Spreading puts a change before every checkpoint, so each checkpoint has a
-    fresh revision probe. Session 0 is never a signal (nothing is known yet).
-    """
-    bounds = [0] + checkpoints
-    windows = [list(range(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
-    signal: list[int] = []
-    soft: list[int] = []
-    for count, chosen, banned in ((n_signal, signal, {0}), (n_soft, soft, set())):
-        per_window = [count // len(windows) + (w < count % len(windows)) for w in range(len(windows))]
-        for window, k in zip(windows, per_window):
-            free = [s for s in window if s not in banned and s not in signal]
-            chosen.extend(rng.sample(free, min(k, len(free))))
-    return sorted(signal), sorted(soft)
+@dataclass
+class _Episode:
+    entity: str
+    target: str
+    lines: tuple[str, ...]
+    message_id: str | None = None
+    timestamp: datetime | None = None
 
 
-def _feasible(deadlines: Sequence[int], n_stable: int, slots: Sequence[int]) -> bool:
-    """Can the soft ``slots`` still disclose every pending fact in time?
-
-    Earliest deadline first: the k-th earliest slot must precede the k-th
-    earliest change, and there must be a slot for every stable fact as well.
-    """
-    if len(slots) < len(deadlines) + n_stable:
-        return False
-    return all(slot < deadline for slot, deadline in zip(sorted(slots), sorted(deadlines)))
-
-
-def _assign_events(rng: random.Random, pools: dict[str, list[str]], initial: dict[str, str],
-                   change_attrs: list[str], signal_slots: list[int], soft_slots: list[int],
-                   deadlines: dict[str, int], stable: list[str]) -> dict[int, PlannedEvent]:
-    """Session index -> event, simulating the latent state in time order.
-
-    Soft sessions choose at random among the moves that keep the rest feasible:
-    disclose a fact that will change, disclose a stable fact, or re-mention the
-    current value of a disclosed one.
-    """
-    current = dict(initial)
-    held = {attr: [value] for attr, value in initial.items()}  # every value an attribute has had
-    disclosed: list[str] = []
-    pending_change = list(deadlines)  # first-change order
-    pending_stable = list(stable)
-    changes = iter(change_attrs)
-    events: dict[int, PlannedEvent] = {}
-    for pos in sorted(signal_slots + soft_slots):
-        if pos in signal_slots:
-            attr = next(changes)
-            assert attr in disclosed, "feasibility guarantees disclosure before change"
-            # Prefer a value the principal never had, so stale answers stay distinct;
-            # long trajectories that exhaust the pool fall back to any other value.
-            fresh = [v for v in pools[attr] if v not in held[attr]]
-            new = rng.choice(fresh or [v for v in pools[attr] if v != current[attr]])
-            events[pos] = PlannedEvent("change", attr, new, old=current[attr])
-            current[attr] = new
-            held[attr].append(new)
-            continue
-        later = [s for s in soft_slots if s > pos]
-        moves: dict[str, list[str]] = {"disclose": [], "mention": []}
-        for attr in pending_change:
-            rest = [deadlines[a] for a in pending_change if a != attr]
-            if _feasible(rest, len(pending_stable), later):
-                moves["disclose"].append(attr)
-        for attr in pending_stable:
-            if _feasible([deadlines[a] for a in pending_change], len(pending_stable) - 1, later):
-                moves["disclose"].append(attr)
-        if _feasible([deadlines[a] for a in pending_change], len(pending_stable), later):
-            moves["mention"] = list(disclosed)
-        kind = rng.choice([k for k, attrs in moves.items() if attrs])
-        attr = rng.choice(moves[kind])
-        events[pos] = PlannedEvent(kind, attr, current[attr])
-        if kind == "disclose":
-            disclosed.append(attr)
-            (pending_change if attr in pending_change else pending_stable).remove(attr)
-    return events
-
-
-def _plan_probes(rng: random.Random, events: dict[int, PlannedEvent], checkpoints: list[int],
-                 negatives: list[str]) -> list[list[ProbeSpec]]:
-    """Probe specs per checkpoint (DRIFT §6.1), in PRNG-shuffled order.
-
-    Every change since the previous checkpoint gets a ``fact_update`` revision;
-    one older change may be re-asked as ``half_life``; two never-mentioned
-    attributes get negative recall; disclosed, unchanged facts fill the rest.
-    """
-    result = []
-    previous = 0
-    for after in checkpoints:
-        disclosed: list[str] = []
-        last_change: dict[str, int] = {}
-        for pos in sorted(events):
-            if pos >= after:
-                break
-            event = events[pos]
-            if event.kind == "disclose":
-                disclosed.append(event.attribute)
-            elif event.kind == "change":
-                last_change[event.attribute] = pos
-        fresh = [a for a in disclosed if last_change.get(a, -1) >= previous]
-        older = [a for a in disclosed if -1 < last_change.get(a, -1) < previous]
-        facts = [a for a in disclosed if a not in last_change]
-        specs = [ProbeSpec(a, "revision", "fact_update") for a in fresh]
-        if older:
-            specs.append(ProbeSpec(rng.choice(older), "revision", "half_life"))
-        asked_negatives = rng.sample(negatives, min(NEGATIVES_PER_CHECKPOINT, len(negatives)))
-        specs += [ProbeSpec(a, "negative_recall") for a in asked_negatives]
-        # Fill up to the cap with fact recall, but keep one even past the cap:
-        # long trajectories have many fresh changes and still need plain recall.
-        room = max(1, MAX_PROBES_PER_CHECKPOINT - len(specs))
-        specs += [ProbeSpec(a, "fact_recall") for a in rng.sample(facts, min(room, len(facts)))]
-        spare = [a for a in negatives if a not in asked_negatives]
-        while len(specs) < MIN_PROBES_PER_CHECKPOINT and spare:
-            specs.append(ProbeSpec(spare.pop(0), "negative_recall"))
-        rng.shuffle(specs)
-        result.append(specs)
-        previous = after
-    return result
-
-
-# --- rendering -------------------------------------------------------------
-
-Turn = tuple[str, str]  # (author entity id, text)
-
-
-def _fact_turns(rng: random.Random, style: Style, event: PlannedEvent) -> tuple[list[Turn], list[int]]:
-    """Dialogue for a signal/soft session: (turns, indexes of the turns that state the value).
-
-    Shape: [opener, reply]? + principal fact line + assistant ack + follow-up pairs;
-    2..8 turns. The ack repeats the value half the time (it is then evidence too).
-    """
-    chatty = style.verbosity == "chatty"
-    turns: list[Turn] = []
-    if rng.random() < (0.8 if chatty else 0.3):
-        opener = rng.choice(T.OPENERS)
-        turns += [(PRINCIPAL, opener.ask(style.formality)), (ASSISTANT, opener.reply)]
-    line = rng.choice(T.FACT_LINES[event.attribute][event.kind][style.formality])
-    turns.append((PRINCIPAL, line.format(value=event.new, new=event.new, old=event.old)))
-    evidence = [len(turns) - 1]
-    if rng.random() < 0.5:
-        ack = rng.choice(T.ACKS[event.attribute]["change" if event.kind == "change" else "value"])
-        evidence.append(len(turns))
-        turns.append((ASSISTANT, ack.format(value=event.new, new=event.new)))
-    else:
-        turns.append((ASSISTANT, rng.choice(T.GENERIC_ACKS)))
-    n_follow = rng.randint(1, 2) if chatty else int(rng.random() < 0.3)
-    turns += _follow_ups(rng, style, n_follow)
-    return turns, evidence
-
-
-def _noise_turns(rng: random.Random, style: Style, pools: dict[str, list[str]]) -> list[Turn]:
-    """Dialogue for a noise session: a routine topic, 1..4 exchanges, maybe a distractor aside."""
-    topic = rng.choice(T.NOISE_TOPICS)
-    exchanges = rng.randint(2, 4) if style.verbosity == "chatty" else rng.randint(1, 2)
-    turns = [(PRINCIPAL, topic.ask(style.formality)), (ASSISTANT, topic.reply)]
-    turns += _follow_ups(rng, style, exchanges - 1)
-    if rng.random() < DISTRACTOR_RATE:
-        attr = rng.choice(T.ATTRIBUTES)
-        aside = rng.choice(T.DISTRACTORS[attr]).format(value=rng.choice(pools[attr]))
-        where = rng.choice([i for i, (author, _) in enumerate(turns) if author == ASSISTANT])
-        turns[where] = (ASSISTANT, f"{turns[where][1]} {aside}")
-    return turns
-
-
-def _follow_ups(rng: random.Random, style: Style, count: int) -> list[Turn]:
-    """``count`` follow-up exchanges (2 turns each); the last is often a thank-you closer."""
-    if count <= 0:
-        return []
-    closing = rng.random() < 0.6
-    chosen = rng.sample(T.FOLLOW_UPS, count - int(closing)) + ([rng.choice(T.CLOSERS)] if closing else [])
-    turns: list[Turn] = []
-    for exchange in chosen:
-        turns += [(PRINCIPAL, exchange.ask(style.formality)), (ASSISTANT, exchange.reply)]
-    return turns
-
-
-def _messages(session_id: str, start: datetime, turns: list[Turn]) -> list[Message]:
-    """Turns -> messages ``<session>-m<M>`` (1-based), one minute apart from the session start."""
-    return [
-        Message(message_id=f"{session_id}-m{i + 1}", author=author,
-                role="user" if author == PRINCIPAL else "assistant",
-                text=text, timestamp=_stamp(start + timedelta(minutes=i)), scope="shared")
-        for i, (author, text) in enumerate(turns)
-    ]
+@dataclass
+class _Msg:
+    session: int
+    present: frozenset
+    scope: str
+    author: str
 
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class _Tracker:
-    """The principal's latent state during the render pass, with the evidence for it.
+def _display(entity_id: str) -> str:
+    return {"principal": "the user", "assistant": "the assistant"}.get(entity_id, entity_id)
 
-    ``statements[attr]``: message ids stating the current value since it became
-    current; ``change_ids[attr]``: message ids of the latest change; ``stale[attr]``:
-    earlier values, oldest first.
-    """
 
-    def __init__(self, initial: dict[str, str]):
-        self.value = dict(initial)
-        self.statements: dict[str, list[str]] = {}
-        self.change_ids: dict[str, list[str]] = {}
-        self.stale: dict[str, list[str]] = {}
+@dataclass
+class _Generator:
+    spec: ScenarioSpec
+    seed: int
+    synth: Synthesizer
+    rng: random.Random = field(init=False)
 
-    def apply(self, event: PlannedEvent, message_ids: list[str]) -> None:
-        attr = event.attribute
+    def __post_init__(self) -> None:
+        spec = self.spec
+        self.rng = random.Random(f"{SOURCE}:{self.seed}:{spec.seed}:{spec.id}")
+        self.principal = spec.principal_id
+        self.types: dict[str, EntityType] = {e.id: REGISTRY[e.type](e) for e in spec.entities}
+        self.order = [e.id for e in spec.entities]
+        self.styles = {eid: t.style(self.rng) for eid, t in self.types.items()}
+        self.voices = {eid: t.voice for eid, t in self.types.items()}
+        self.attrs: dict[str, list[Attr]] = {eid: t.make_attributes(self.rng, eid) for eid, t in self.types.items()}
+        if spec.paradigm in ("multi_peer", "coding_agent"):
+            for defn in self.rng.sample(list(DECISIONS), 2):
+                pool = self.rng.sample(list(defn.pool), min(5, len(defn.pool)))
+                value = self.rng.choice(pool)
+                self.attrs[self.principal].append(Attr(key=defn.name, defn=defn, entity=self.principal, pool=pool,
+                                                       value=value, held=[value]))
+        self.latent = {eid: {a.key: a.value for a in attrs} for eid, attrs in self.attrs.items()}
+        self.episodes: list[_Episode] = []
+        for eid, t in self.types.items():
+            count = min(len(t.episodes), max(2, spec.sessions // 80))
+            self.episodes += [_Episode(eid, target, t.episode_lines) for target in self.rng.sample(list(t.episodes), count)]
+        self.messages: dict[str, _Msg] = {}
+        self.texts: dict[str, str] = {}
+        self.first_seen: dict[str, int] = {}
+        self._plan_presence()
+        self._choose_canaries()
+
+    # -- world set-up ---------------------------------------------------------------
+    def _plan_presence(self) -> None:
+        """Participants of every session, drawn before any text (async picks subsets)."""
+        self.present: list[list[str]] = []
+        self.patterns: list[str] = []
+        for i in range(self.spec.sessions):
+            active, pattern = session_slot(self.spec, i)
+            who = pick_participants(self.rng, active, pattern)
+            self.present.append(who)
+            self.patterns.append(pattern)
+            for eid in who:
+                self.first_seen.setdefault(eid, i)
+
+    def _choose_canaries(self) -> None:
+        """Multi-peer: one personal fact per human (or the principal) becomes a canary for another entity."""
+        self.absent_sessions: dict[str, int] = {}
+        if self.spec.paradigm != "multi_peer":
+            return
+        owners = [eid for eid in self.order if self.types[eid].name == "human"] or [self.principal]
+        for owner in owners:
+            absent_from = {eid: sum(1 for p in self.present if owner in p and eid not in p)
+                           for eid in self.order if eid != owner}
+            asker = max(absent_from, key=lambda e: (absent_from[e], -self.order.index(e)))
+            facts = [a for a in self.attrs[owner] if a.defn.kind in ("fact", "preference") and not a.hidden
+                     and not a.defn.slots]
+            if facts:
+                secret = self.rng.choice(facts)
+                secret.secret = asker
+                self.absent_sessions[secret.key] = absent_from[asker]
+
+    # -- running ----------------------------------------------------------------------
+    def run(self) -> tuple[list, GoldFile]:
+        spec = self.spec
+        tiers = tier_plan(self.rng, spec.sessions, spec.noise_ratio)
+        start = START_TIME + timedelta(minutes=15 * self.rng.randrange(7 * 24 * 4))
+        header = HeaderLine(
+            scenario_id=spec.id, paradigm=spec.paradigm, source=SOURCE,
+            horizons=[HorizonPhase(name=name, sessions=last - first + 1, session_gap_hours=gap)
+                      for name, first, last, gap in spec.horizon.phases()],
+            entities=[EntityRef(entity_id=e.id, type=e.type) for e in spec.entities], holdout=spec.holdout,
+            splits=sorted(spec.splits))
+        lines: list = [header]
+        checkpoints = {cp.after_session: (n, cp) for n, cp in enumerate(spec.checkpoints, start=1)}
+        width = max(2, len(str(spec.sessions)))
+        self.events: list[GoldEvent] = []
+        self.tiers: dict[str, str] = {}
+        self.snapshots: dict[str, dict[str, dict[str, str]]] = {}
+        self.probes: list[GoldProbe] = []
+        self.previous_cp = -1
+        begins = start
+        for i in range(spec.sessions):
+            number = i + 1
+            if i > 0:
+                gap = next(g for _, first, last, g in spec.horizon.phases() if first <= number <= last)
+                begins = begins + timedelta(hours=gap)
+            session_id = f"{spec.id}-s{number:0{width}d}"
+            present = self.present[i]
+            event, tier = self._choose_event(tiers[i], present)
+            ctx = SessionContext(present=present, pattern=self.patterns[i], voices=self.voices, styles=self.styles,
+                                 event=event, distractor_values=self._distractor_values())
+            turns = self.synth.session(self.rng, ctx)
+            messages = []
+            for k, turn in enumerate(turns):
+                mid = f"{session_id}-m{k + 1}"
+                messages.append(Message(message_id=mid, author=turn.author, role=self.types[turn.author].role,
+                                        text=turn.text, timestamp=_stamp(begins + timedelta(minutes=k)),
+                                        scope=turn.scope))
+                self.messages[mid] = _Msg(i, frozenset(present), turn.scope, turn.author)
+                self.texts[mid] = turn.text
+            if event is not None:
+                ids = [m.message_id for m, t in zip(messages, turns) if t.evidence]
+                self._apply(event, i, session_id, tier, ids, begins)
+            self.tiers[session_id] = tier
+            lines.append(SessionLine(session_id=session_id, index=i, time=_stamp(begins), participants=present,
+                                     messages=messages))
+            if number in checkpoints:
+                n, cp = checkpoints[number]
+                gap = next(g for _, first, last, g in spec.horizon.phases() if first <= number <= last)
+                asked_at = begins + timedelta(hours=min(1.0, gap / 2))
+                lines.append(self._checkpoint(f"{spec.id}-c{n}", number, cp, asked_at))
+                self.previous_cp = i
+        profiles = {}
+        for eid, t in self.types.items():
+            formality, verbosity = self.styles[eid]
+            profiles[eid] = {
+                "type": t.name, "principal": eid == self.principal, "spec": t.latent_profile(),
+                "style": {"formality": formality, "verbosity": verbosity},
+                "latent": dict(self.latent[eid]),
+                "pools": {a.key: list(a.pool) for a in self.attrs[eid]},
+                "hidden": [a.key for a in self.attrs[eid] if a.hidden],
+                "canaries": {a.key: a.secret for a in self.attrs[eid] if a.secret},
+                "episodes": [e.target for e in self.episodes if e.entity == eid],
+            }
+        gold = GoldFile(scenario_id=spec.id, source=SOURCE, seed=self.seed, profiles=profiles,
+                        session_tiers=self.tiers, events=self.events, snapshots=self.snapshots, probes=self.probes)
+        return lines, gold
+
+    def _distractor_values(self) -> list[str]:
+        return [v for eid in self.order for a in self.attrs[eid] for v in a.pool]
+
+    # -- events ------------------------------------------------------------------------
+    def _speaker(self, attr: Attr, present: list[str]) -> str | None:
+        """Who states ``attr`` in a session with ``present``, or None when it cannot be said there."""
+        speaker = attr.defn.speaker
+        if attr.entity not in present:
+            return None
+        if speaker == "self":
+            return attr.entity
+        if speaker == "principal":
+            return self.principal if self.principal in present and self.principal != attr.entity else None
+        others = list(present)
+        return self.rng.choice(others) if len(present) >= 2 else None
+
+    def _next_value(self, attr: Attr) -> str | None:
+        if attr.defn.progression:
+            at = attr.pool.index(attr.value)
+            return attr.pool[at + 1] if at + 1 < len(attr.pool) else None
+        fresh = [v for v in attr.pool if v not in attr.held]
+        return self.rng.choice(fresh or [v for v in attr.pool if v != attr.value])
+
+    def _choose_event(self, tier: str, present: list[str]) -> tuple[EventPlan | None, str]:
+        if tier == "noise":
+            return None, "noise"
+        # Canary facts wait for a session their later asker misses, when the topology has one.
+        attrs = [a for eid in self.order if eid in present for a in self.attrs[eid] if not a.hidden
+                 and not (a.secret is not None and a.secret in present and self.absent_sessions.get(a.key))]
+        if tier == "signal":
+            weights = []
+            candidates = []
+            for a in attrs:
+                if not (a.disclosed and a.defn.changeable and a.secret is None and "change" in a.defn.lines):
+                    continue
+                if a.defn.progression and a.pool.index(a.value) + 1 >= len(a.pool):
+                    continue
+                if self._speaker(a, present) is None:
+                    continue
+                dist = self.types[a.entity].change_weights()
+                base = dist.get(a.defn.name, 0.0)
+                top = max(dist.values(), default=1.0) or 1.0
+                candidates.append(a)
+                weights.append(max(base, 0.15 * top) if a.defn.kind != "decision" else top)
+            if candidates:
+                attr = self.rng.choices(candidates, weights=weights)[0]
+                speaker = self._speaker(attr, present)
+                return EventPlan("change", speaker, attr, value=self._next_value(attr), old=attr.value,
+                                 line_pool=attr.defn.lines["change"]), "signal"
+            tier = "soft"
+        undisclosed = [a for a in attrs if not a.disclosed and self._speaker(a, present) is not None]
+        disclosed = [a for a in attrs if a.disclosed and self._speaker(a, present) is not None]
+        episodes = [e for e in self.episodes if e.message_id is None and e.entity in present]
+        moves = []
+        if undisclosed:
+            moves += ["disclose"] * 6
+        if episodes:
+            moves += ["episode"] * 2
+        if disclosed:
+            moves += ["mention"] * 3
+        if not moves:
+            return None, "noise"
+        move = self.rng.choice(moves)
+        if move == "episode":
+            ep = self.rng.choice(episodes)
+            return EventPlan("episode", ep.entity, target=ep.target, line_pool=ep.lines), "soft"
+        attr = self.rng.choice(undisclosed if move == "disclose" else disclosed)
+        private = attr.secret is not None  # canary facts are only ever private notes of their owner
+        speaker = attr.entity if private else self._speaker(attr, present)
+        return EventPlan(move, speaker, attr, value=attr.value, line_pool=attr.defn.lines[move],
+                         private=private), "soft"
+
+    def _apply(self, event: EventPlan, i: int, session_id: str, tier: str, ids: list[str],
+               begins: datetime) -> None:
+        if event.kind == "episode":
+            ep = next(e for e in self.episodes if e.entity == event.speaker and e.target == event.target)
+            ep.message_id = ids[0]
+            ep.timestamp = begins + timedelta(minutes=int(ids[0].rsplit("-m", 1)[1]) - 1)
+            self.events.append(GoldEvent(session_id=session_id, tier=tier, kind="disclose", entity=event.speaker,
+                                         attribute=f"episode:{event.target}", new=event.target, message_ids=ids))
+            return
+        attr = event.attr
         if event.kind == "change":
-            earlier = self.stale.get(attr, []) + [self.value[attr]]
-            # A value may come back on long trajectories: it is then current, not stale.
-            self.stale[attr] = [v for v in dict.fromkeys(earlier) if v != event.new]
-            self.value[attr] = event.new
-            self.change_ids[attr] = list(message_ids)
-            self.statements[attr] = list(message_ids)
+            attr.value = event.value
+            if event.value not in attr.held:
+                attr.held.append(event.value)
+            attr.statements, attr.statement_sessions, attr.changed_at = list(ids), [i], i
+        elif event.kind == "disclose":
+            attr.disclosed, attr.first_session = True, i
+            attr.statements, attr.statement_sessions = list(ids), [i]
         else:
-            self.statements.setdefault(attr, []).extend(message_ids)
+            attr.statements += ids
+            attr.statement_sessions.append(i)
+        if attr.defn.kind == "decision" and event.kind in ("disclose", "change"):
+            attr.proposer, attr.proposal_ids = event.speaker, ids[:1]
+        self.events.append(GoldEvent(session_id=session_id, tier=tier, kind=event.kind, entity=attr.entity,
+                                     attribute=attr.key, old=event.old, new=event.value, message_ids=ids))
 
+    # -- visibility -------------------------------------------------------------------
+    def visible(self, mid: str, who: str) -> bool:
+        msg = self.messages[mid]
+        return msg.author == who or (msg.scope == "shared" and who in msg.present)
 
-def _render(rng: random.Random, scenario_id: str, seed: int, start: datetime,
-            plan: Plan) -> tuple[list, GoldFile]:
-    """Walk the plan in time order: sessions, checkpoints, and the gold beside them."""
-    sessions = len(plan.tiers)
-    header = HeaderLine(
-        scenario_id=scenario_id, paradigm=PARADIGM, source=SOURCE,
-        horizons=[HorizonPhase(name=HORIZON, sessions=sessions, session_gap_hours=SESSION_GAP_HOURS)],
-        entities=[EntityRef(entity_id=PRINCIPAL, type="human"),
-                  EntityRef(entity_id=ASSISTANT, type="assistant_agent")],
-        holdout=False)
-    lines: list = [header]
-    tracker = _Tracker(plan.initial)
-    events: list[GoldEvent] = []
-    tiers: dict[str, str] = {}
-    snapshots: dict[str, dict[str, dict[str, str]]] = {}
-    probes: list[GoldProbe] = []
-    for index in range(sessions):
-        session_id = f"{scenario_id}-s{index + 1:02d}"
-        begins = start + timedelta(hours=SESSION_GAP_HOURS * index)
-        event = plan.events.get(index)
-        if event is None:
-            messages = _messages(session_id, begins, _noise_turns(rng, plan.style, plan.pools))
-        else:
-            turns, evidence = _fact_turns(rng, plan.style, event)
-            messages = _messages(session_id, begins, turns)
-            ids = [messages[i].message_id for i in evidence]
-            tracker.apply(event, ids)
-            events.append(GoldEvent(session_id=session_id, tier=plan.tiers[index], kind=event.kind,
-                                    entity=PRINCIPAL, attribute=event.attribute, old=event.old,
-                                    new=event.new, message_ids=ids))
-        tiers[session_id] = plan.tiers[index]
-        lines.append(SessionLine(session_id=session_id, index=index, time=_stamp(begins),
-                                 participants=[PRINCIPAL, ASSISTANT], messages=messages))
-        if index + 1 in plan.checkpoints:
-            number = plan.checkpoints.index(index + 1) + 1
-            checkpoint_id = f"{scenario_id}-c{number}"
-            public, truth = _checkpoint_probes(rng, checkpoint_id, plan, tracker,
-                                               _stamp(begins + PROBE_DELAY), plan.probes[number - 1])
-            lines.append(CheckpointLine(checkpoint_id=checkpoint_id, after_session=index + 1,
-                                        horizon=HORIZON, probes=public))
-            probes += truth
-            snapshots[checkpoint_id] = {PRINCIPAL: dict(tracker.value)}
-    profile = {"style": {"formality": plan.style.formality, "verbosity": plan.style.verbosity},
-               **plan.initial}
-    gold = GoldFile(scenario_id=scenario_id, source=SOURCE, seed=seed, profiles={PRINCIPAL: profile},
-                    session_tiers=tiers, events=events, snapshots=snapshots, probes=probes)
-    return lines, gold
+    def observers(self, attr: Attr) -> list[str]:
+        return [e for e in self.order if all(self.visible(m, e) for m in attr.statements)]
 
+    def known_to(self, observer: str, subject: str) -> dict[str, str]:
+        return {a.key: a.value for a in self.attrs.get(subject, []) if a.disclosed and a.statements
+                and all(self.visible(m, observer) for m in a.statements)}
 
-def _checkpoint_probes(rng: random.Random, checkpoint_id: str, plan: Plan, tracker: _Tracker,
-                       asked_at: str, specs: list[ProbeSpec]) -> tuple[list[Probe], list[GoldProbe]]:
-    """(public probes for the fixture, their gold), one pair per spec, ids ``<cp>-p<M>``."""
-    public, truth = [], []
-    for number, spec in enumerate(specs, start=1):
-        probe_id = f"{checkpoint_id}-p{number}"
-        attr = spec.attribute
-        options = plan.pools[attr] + [UNKNOWN]
-        rng.shuffle(options)
-        public.append(Probe(probe_id=probe_id, asked_by=ASSISTANT, query=rng.choice(T.QUERIES[attr]),
-                            asked_at=asked_at, options=options))
-        common = dict(probe_id=probe_id, checkpoint_id=checkpoint_id, probe_type=spec.probe_type,
-                      subtype=spec.subtype, attribute=attr, entity=PRINCIPAL)
-        if spec.probe_type == "negative_recall":
-            truth.append(GoldProbe(**common, abstention=True, answer=UNKNOWN, evidence=[]))
-        elif spec.probe_type == "revision":
-            truth.append(GoldProbe(**common, answer=tracker.value[attr], stale=list(tracker.stale[attr]),
-                                   evidence=list(tracker.change_ids[attr])))
-        else:
-            truth.append(GoldProbe(**common, answer=tracker.value[attr],
-                                   evidence=list(tracker.statements[attr])))
-    return public, truth
+    def _asker(self, attr: Attr) -> str | None:
+        seen = self.observers(attr)
+        agents = [e for e in seen if e != attr.entity and self.voices[e] != "human"]
+        others = [e for e in seen if e != attr.entity]
+        pool = agents or others or seen
+        return self.rng.choice(pool) if pool else None
+
+    # -- checkpoints --------------------------------------------------------------------
+    def _checkpoint(self, cp_id: str, number: int, cp, asked_at: datetime) -> CheckpointLine:
+        horizon = self.spec.horizon.horizon_of(number)
+        allowed = cp.expanded()
+        candidates: dict[str, list] = {}
+        all_attrs = [a for eid in self.order for a in self.attrs[eid]]
+        live = [a for a in all_attrs if a.disclosed and not a.hidden and a.secret is None and a.statements]
+        for a in live:
+            kind = a.defn.kind
+            changed_recently = a.changed_at is not None and a.changed_at > self.previous_cp
+            if kind in REVISION_KINDS and a.changed_at is not None and "revision" in allowed:
+                sub = ("preference_reversal" if kind == "preference" else "fact_update") if changed_recently \
+                    else "half_life"
+                candidates.setdefault("revision", []).append(("revision", sub, a))
+            elif kind in RECALL_KINDS:
+                candidates.setdefault("fact_recall", []).append(("fact_recall", None, a))
+            if kind == "relationship":
+                candidates.setdefault("relationship_recall", []).append(("relationship_recall", None, a))
+            if kind in FRONTIER:
+                candidates.setdefault(FRONTIER[kind], []).append((FRONTIER[kind], None, a))
+            if kind == "decision" and a.proposer:
+                candidates.setdefault("attribution", []).append(("attribution", None, a))
+            if kind in ("fact", "preference", "decision", "objective") and len(self.observers(a)) >= 2 \
+                    and self.spec.paradigm == "multi_peer":
+                candidates.setdefault("consistency", []).append(("consistency", None, a))
+            if kind in ("decision", "objective", "fact", "preference") and self.spec.paradigm == "multi_peer":
+                # Handoff: an entity that joined mid-trajectory asks about a shared fact established before.
+                for joiner in self.order:
+                    joined = self.first_seen.get(joiner, 0)
+                    if joiner != a.entity and 0 < joined < number and a.first_session < joined:
+                        candidates.setdefault("handoff", []).append(("handoff", joiner, a))
+        for a in all_attrs:
+            if a.hidden:
+                candidates.setdefault("negative_recall", []).append(("negative_recall", None, a))
+            if a.secret is not None and a.disclosed and self.first_seen.get(a.secret, 0) < number:
+                candidates.setdefault("canary", []).append(("canary", None, a))
+        for ep in self.episodes:
+            if ep.message_id is not None:
+                candidates.setdefault("temporal_recall", []).append(("temporal_recall", None, ep))
+        for eid in self.order:
+            for action in self.types[eid].actions:
+                usable = [a for a in self.attrs[eid] if a.defn.action == action.subtype and a in live]
+                if usable:
+                    candidates.setdefault("action", []).append(("action", action, usable))
+        public: list[Probe] = []
+        truth: list[GoldProbe] = []
+        picks = {t: self.rng.sample(candidates.get(t, []), min(MAX_PER_TYPE, len(candidates.get(t, []))))
+                 for t in allowed}
+        # Round robin over the requested types, so a cap never starves the types listed last.
+        for round_ in range(MAX_PER_TYPE):
+            for ptype in allowed:
+                if round_ >= len(picks[ptype]) or len(public) >= MAX_PROBES_PER_CHECKPOINT:
+                    continue
+                for p, g in self._probe(cp_id, len(public) + 1, horizon, asked_at, *picks[ptype][round_]):
+                    pid = f"{cp_id}-p{len(public) + 1}"
+                    public.append(p.model_copy(update={"probe_id": pid}))
+                    truth.append(g.model_copy(update={"probe_id": pid}))
+        self.probes += truth
+        self.snapshots[cp_id] = {eid: self.types[eid].snapshot(self.attrs[eid], self) for eid in self.order}
+        return CheckpointLine(checkpoint_id=cp_id, after_session=number, horizon=horizon, probes=public)
+
+    def _options(self, pool: list[str]) -> list[str]:
+        options = list(pool) + [UNKNOWN]
+        self.rng.shuffle(options)
+        return options
+
+    def _query(self, attr: Attr) -> str:
+        return self.rng.choice(attr.defn.queries).format(subject=_display(attr.entity), slot=attr.slot or "",
+                                                          label=attr.defn.label)
+
+    def _stale(self, attr: Attr) -> list[str]:
+        return [v for v in attr.held if v != attr.value]
+
+    def _probe(self, cp_id, n, horizon, asked_at, ptype, extra, obj) -> list[tuple[Probe, GoldProbe]]:
+        at = _stamp(asked_at)
+        pid = f"{cp_id}-p{n}"
+        common = dict(probe_id=pid, checkpoint_id=cp_id, probe_type=ptype, horizon=horizon)
+        if ptype == "temporal_recall":
+            return self._temporal(pid, common, at, asked_at, obj)
+        if ptype == "action":
+            return self._action(pid, common, at, extra, obj)
+        attr: Attr = obj
+        common.update(attribute=attr.key, entity=attr.entity)
+        if ptype in ("negative_recall", "canary"):
+            asker = attr.secret if ptype == "canary" else self.rng.choice(
+                [e for e in self.order if e != attr.entity] or [attr.entity])
+            probe = Probe(probe_id=pid, asked_by=asker, query=self._query(attr), asked_at=at,
+                          options=self._options(attr.pool))
+            gold = GoldProbe(**common, abstention=True, answer=UNKNOWN, evidence=[],
+                             owner=attr.entity if ptype == "canary" else None)
+            return [(probe, gold)]
+        if ptype == "attribution":
+            options = self._options(self.order)
+            query = self.rng.choice(ATTRIBUTION_QUERIES).format(value=attr.value, label=attr.defn.label)
+            asker = self._asker(attr)
+            if asker is None:
+                return []
+            return [(Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options),
+                     GoldProbe(**common, answer=attr.proposer, evidence=list(attr.proposal_ids)))]
+        options = self._options(attr.pool)
+        query = self._query(attr)
+        gold = GoldProbe(**common, subtype=extra if ptype == "revision" else None, answer=attr.value,
+                         stale=self._stale(attr), evidence=list(attr.statements))
+        if ptype == "handoff":
+            return [(Probe(probe_id=pid, asked_by=extra, query=query, asked_at=at, options=options), gold)]
+        if ptype == "consistency":
+            seen = self.observers(attr)
+            pair = [e for e in seen if e != attr.entity][:2]
+            if len(pair) < 2:
+                pair = seen[:2]
+            return [(Probe(probe_id=pid, asked_by=who, query=query, asked_at=at, options=options), gold)
+                    for who in pair]
+        asker = self._asker(attr)
+        if asker is None:
+            return []
+        return [(Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options), gold)]
+
+    def _temporal(self, pid, common, at, asked_at, ep: _Episode):
+        days = (asked_at - ep.timestamp).total_seconds() / 86400
+        unit = "days" if days < 21 else "weeks" if days < 7 * 20 else "months"
+        amount = days / UNITS[unit]
+        right = round(amount)
+        if right < 1:
+            return []
+        spread = max(2, right // 3)
+        others = [right + spread, right + 2 * spread, right - spread, right - 2 * spread, right + 3 * spread]
+        others = [m for m in others if m >= 1][:3]
+
+        def label(m: int) -> str:
+            return f"{m} {unit if m != 1 else unit[:-1]}"
+        options = [label(m) for m in sorted([right] + others)] + [UNKNOWN]
+        asker = next((e for e in self.order if e != ep.entity and self.visible(ep.message_id, e)), ep.entity)
+        query = f"How long before now did {_display(ep.entity)}'s {ep.target} happen?"
+        probe = Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options,
+                      temporal=Temporal(target=ep.target, unit=unit))
+        gold = GoldProbe(**common, answer=label(right), evidence=[ep.message_id], entity=ep.entity,
+                         attribute=f"episode:{ep.target}")
+        return [(probe, gold)]
+
+    def _action(self, pid, common, at, action, usable: list[Attr]):
+        attrs = self.rng.sample(usable, min(2, len(usable)))
+        if any(len(a.pool) < 3 for a in attrs):
+            return []
+        right = {a.key: a.value for a in attrs}
+
+        def other(a: Attr, avoid: set[str]) -> str:
+            return self.rng.choice([v for v in a.pool if v != a.value and v not in avoid])
+        default = {a.key: other(a, set()) for a in attrs}
+        combos = [right, default]
+        for a in attrs:  # one near miss per attribute: wrong on that attribute only
+            miss = dict(right)
+            miss[a.key] = other(a, {default[a.key]})
+            combos.append(miss)
+        if len(attrs) == 1:
+            combos.append({attrs[0].key: other(attrs[0], {default[attrs[0].key], combos[2][attrs[0].key]})}
+                          if len(attrs[0].pool) >= 4 else combos[2])
+        unique = []
+        for combo in combos:
+            if combo not in unique:
+                unique.append(combo)
+        order = list(range(len(unique)))
+        self.rng.shuffle(order)
+        choices, answer = [], None
+        for slot, idx in enumerate(order, start=1):
+            combo = unique[idx]
+            text = "; ".join(a.defn.choice.format(value=combo[a.key]) for a in attrs)
+            choices.append(Choice(choice_id=f"{pid}-o{slot}", text=text[0].upper() + text[1:], tags=combo,
+                                  default=idx == 1))
+            if idx == 0:
+                answer = f"{pid}-o{slot}"
+        subject = attrs[0].entity
+        evidence = [m for a in attrs for m in a.statements]
+        seen = [e for e in self.order if all(self.visible(m, e) for m in evidence)]
+        asker = next((e for e in seen if e != subject and self.voices[e] != "human"), None) or \
+            next((e for e in seen if e != subject), None) or (seen[0] if seen else None)
+        if asker is None:
+            return []
+        query = self.rng.choice(action.queries).format(subject=_display(subject))
+        probe = Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, choices=choices,
+                      domains={a.key: list(a.pool) for a in attrs})
+        gold = GoldProbe(**common, subtype=action.subtype, answer=answer, evidence=evidence, entity=subject,
+                         attribute=",".join(a.key for a in attrs))
+        return [(probe, gold)]
