@@ -1,0 +1,42 @@
+"""The canonical library through the controls (issue "Done when"): the oracle answers
+every probe type, and an amnesiac is right only where the right answer is to abstain."""
+
+from pathlib import Path
+
+import pytest
+
+from conformance.runner.job import run_job
+from conformance.runner.run import Selection
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def controls(tmp_path_factory):
+    return run_job(["none"], REPO / "fixtures", REPO / "gold", records_dir=tmp_path_factory.mktemp("runs"),
+                   selection=Selection(), n_boot=200)
+
+
+def by_type(doc, system):
+    return {name.split(".", 1)[1]: m.value for name, m in doc.systems[system].metrics.items()
+            if name.startswith("accuracy.") and m.value is not None}
+
+
+def test_oracle_answers_every_probe_type(controls):
+    oracle = by_type(controls, "oracle")
+    assert len(oracle) >= 14
+    assert {t: v for t, v in oracle.items() if v < 0.95} == {}
+
+
+def test_amnesiac_is_right_only_where_abstaining_is_right(controls):
+    none = by_type(controls, "none")
+    assert none.pop("negative_recall") == 1.0 and none.pop("canary") == 1.0
+    # Elsewhere nothing: the fixed default choice of action probes is never the right one here.
+    assert {t: v for t, v in none.items() if v > 0} == {}
+
+
+def test_holdout_stays_out_of_default_runs(controls):
+    assert any("holdout scenarios left out" in n for n in controls.receipt.notes)
+    assert not any(s for s in controls.receipt.scenarios if (REPO / "fixtures" / f"{s}.jsonl").read_text()
+                   .split("\n", 1)[0].find('"holdout":true') >= 0)
