@@ -159,6 +159,8 @@ def generate(fixtures_dir, gold_dir, seed, check):
     """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger."""
     import tempfile
 
+    if (fixtures_dir is None) != (gold_dir is None):
+        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
     if fixtures_dir is None and gold_dir is None and paths.checkout_root() is None and not check:
         raise Failure("generate rewrites the committed corpus of a source checkout; this is an installed copy: "
                       "pass --fixtures DIR --gold DIR")
@@ -185,10 +187,20 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
     from conformance.contract.corpus import LEDGER_NAME, build_ledger
     from conformance.world.generator import generate_corpus
 
-    # The generator owns these folders: files it no longer writes must not linger.
-    for stale in [*Path(fixtures_dir).glob("*.jsonl"), *Path(gold_dir).glob("*.json"),
-                  *Path(fixtures_dir).glob(LEDGER_NAME)]:
-        stale.unlink()
+    # Scenarios an earlier generation wrote (its ledger lists them) must not linger; files
+    # the generator did not write are never touched.
+    ledger_path = Path(fixtures_dir) / LEDGER_NAME
+    earlier: list[str] = []
+    if ledger_path.exists():
+        earlier = [s["scenario_id"] for s in json.loads(ledger_path.read_text(encoding="utf-8"))["scenario_list"]]
+    else:
+        for folder, pattern in ((Path(fixtures_dir), "*.jsonl"), (Path(gold_dir), "*.json")):
+            if folder.is_dir() and any(folder.glob(pattern)):
+                raise Failure(f"{folder} holds {pattern} files but no {LEDGER_NAME} from an earlier generate; "
+                              "generate into an empty folder (nothing was written)")
+    for scenario in earlier:
+        (Path(fixtures_dir) / f"{scenario}.jsonl").unlink(missing_ok=True)
+        (Path(gold_dir) / f"{scenario}.json").unlink(missing_ok=True)
     ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
     ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}")
     (Path(fixtures_dir) / LEDGER_NAME).write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n",

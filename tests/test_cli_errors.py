@@ -71,12 +71,25 @@ def test_environment_variables_follow_option_names(tmp_path):
                  "match no fixture")
 
 
-def test_generate_clears_what_it_no_longer_writes(tmp_path):
+def test_generate_clears_only_what_an_earlier_generation_wrote(tmp_path):
+    f, g = tmp_path / "f", tmp_path / "g"
+    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    ledger = json.loads((f / "_ledger.json").read_text())
+    ledger["scenario_list"].append({"scenario_id": "zz-stale"})
+    (f / "_ledger.json").write_text(json.dumps(ledger))
+    (f / "zz-stale.jsonl").write_text("{}\n")      # written by an earlier generation: removed
+    (f / "notes.txt").write_text("mine")            # never written by the generator: kept
+    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    assert not (f / "zz-stale.jsonl").exists() and (f / "notes.txt").read_text() == "mine"
+
+
+def test_generate_refuses_a_folder_it_did_not_write(tmp_path):
     (tmp_path / "f").mkdir()
-    (tmp_path / "f" / "zz-stale.jsonl").write_text("{}\n")
-    proc = cli("generate", "--fixtures", str(tmp_path / "f"), "--gold", str(tmp_path / "g"), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert not (tmp_path / "f" / "zz-stale.jsonl").exists()
+    (tmp_path / "f" / "notes.jsonl").write_text("{}\n")
+    assert_error(cli("generate", "--fixtures", str(tmp_path / "f"), "--gold", str(tmp_path / "g"), cwd=tmp_path),
+                 "no _ledger.json")
+    assert (tmp_path / "f" / "notes.jsonl").exists()
+    assert_error(cli("generate", "--fixtures", str(tmp_path / "f"), cwd=tmp_path), "--fixtures and --gold together")
 
 
 def test_generate_check_fails_on_a_changed_byte(tmp_path):

@@ -1,5 +1,5 @@
 """Semantic corpus checks that need the reader: every probe is answerable from its
-evidence, and every canary sits where its asker could not have heard it.
+evidence, and every canary is private and said in a session its asker missed.
 
 ``drift-conformance validate`` runs these after the structural checks of
 :func:`conformance.contract.corpus.validate_corpus`.
@@ -69,8 +69,11 @@ def check_scenario(fixture: Path, gold_path: Path) -> list[str]:
             if not disclosed:
                 problems.append(f"{where}: no gold event records where {truth.owner} disclosed it")
             for m in [*disclosed, *truth.evidence]:
-                if said[m].scope != "private" and asker in said[m].participants:
-                    problems.append(f"{where}: canary message {m} was said in the open to {asker}")
+                # DRIFT §4.2: a canary is private to its owner and said where the asker was absent.
+                if said[m].scope != "private":
+                    problems.append(f"{where}: canary message {m} is not private")
+                if asker in said[m].participants:
+                    problems.append(f"{where}: canary message {m} was said in a session {asker} attended")
             if truth.owner is None or truth.owner == asker:
                 problems.append(f"{where}: a canary needs an owner other than its asker")
     return problems

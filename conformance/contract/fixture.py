@@ -66,7 +66,9 @@ class Message(_Strict):
     timestamp: Timestamp
     """RFC 3339, simulated time."""
     scope: Scope = "shared"
-    """``shared``: every participant may know it; ``private``: only the author."""
+    """``shared``: said openly, part of the scenario's common record that any entity may
+    come to know (a later joiner too); ``private``: the author's alone, never to be
+    recalled by another entity (DRIFT §4.2)."""
 
 
 class Session(_Strict):

@@ -42,6 +42,20 @@ PROBE_FAMILIES: dict[str, tuple[str, ...]] = {
 }
 PROBE_TYPES: tuple[str, ...] = tuple(t for family in PROBE_FAMILIES.values() for t in family)
 PHASES = ("short", "medium", "long")
+#: Where each horizon's phase may end (DRIFT §3.4: short 2–50, medium 50–500, long 500–5000 sessions).
+PHASE_ENDS = {"short": (2, 50), "medium": (50, 500), "long": (500, 5000)}
+_FRONTIER_TYPES = {"coding_agent", "crawler_agent", "tool_agent"}
+
+
+def _unproducible(name: str, paradigm: str, entity_types: set[str]) -> str | None:
+    """What a scenario lacks to produce probe type or family ``name`` (None: it can)."""
+    if name in ("frontier", *PROBE_FAMILIES["frontier"]) and not entity_types & _FRONTIER_TYPES:
+        return f"an entity of type {sorted(_FRONTIER_TYPES)}"
+    if name == "attribution" and paradigm not in ("coding_agent", "multi_peer"):
+        return "paradigm coding_agent or multi_peer"
+    if name in ("multi_peer", "canary", "consistency", "handoff") and paradigm != "multi_peer":
+        return "paradigm multi_peer"
+    return None
 
 
 class ScenarioError(DriftError, ValueError):
@@ -84,6 +98,11 @@ class HorizonSpec(_Spec):
         ends = [(name, getattr(self, name).sessions) for name in PHASES if getattr(self, name) is not None]
         if not ends:
             raise ValueError("give at least one phase: short, medium or long")
+        for name, end in ends:
+            low, high = PHASE_ENDS[name]
+            if not low <= end <= high:
+                raise ValueError(f"{name}.sessions: {end} is outside the {name} horizon ({low}-{high} sessions, "
+                                 "DRIFT §3.4)")
         for (a, end_a), (b, end_b) in zip(ends, ends[1:]):
             if end_b <= end_a:
                 raise ValueError(f"{b}.sessions ({end_b}) must be greater than {a}.sessions ({end_a}): "
@@ -208,6 +227,11 @@ class ScenarioSpec(_Spec):
                 raise ValueError(f"checkpoints[{c}].after_session: expected increasing values, got "
                                  f"{cp.after_session} after {previous}")
             previous = cp.after_session
+            for name in cp.probe_types:
+                need = _unproducible(name, self.paradigm, {e.type for e in self.entities})
+                if need:
+                    raise ValueError(f"checkpoints[{c}].probe_types: {name!r} needs {need}; this scenario cannot "
+                                     f"produce it (paradigm {self.paradigm})")
         return self
 
     @property
@@ -244,20 +268,22 @@ def parse_scenario(data: object, path: Path | str = "<scenario>") -> ScenarioSpe
     try:
         return ScenarioSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc, msg = tuple(err["loc"]), err["msg"]
-        if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            return _raise(path, _field_path(loc) + ".type", f"{msg} (registered types: {sorted(REGISTRY)})")
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
-            head, sep, rest = msg.partition(": ")
-            if not loc and sep and " " not in head:
-                return _raise(path, head, rest)
-        return _raise(path, _field_path(loc), msg)
-
-
-def _raise(path, field, message):
+        field, message = _explain(exc.errors()[0])
+    # Raised outside the except block: the user sees our message, not pydantic's traceback.
     raise ScenarioError(path, field, message)
+
+
+def _explain(err: dict) -> tuple[str, str]:
+    """(field path, message) for pydantic's first error."""
+    loc, msg = tuple(err["loc"]), err["msg"]
+    if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return _field_path(loc) + ".type", f"{msg} (registered types: {sorted(REGISTRY)})"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+        head, sep, rest = msg.partition(": ")
+        if not loc and sep and " " not in head:
+            return head, rest
+    return _field_path(loc), msg
 
 
 def load_scenario(path: Path | str) -> ScenarioSpec:

@@ -1,4 +1,4 @@
-# Generated from proto/drift/v1/memory_backend.proto by grpcio-tools==1.66.2; proto sha256 6316ec052081f8fe00e8d6f78e98062f52f05f144e62263106f75efb653df678. Do not edit.
+# Generated from proto/drift/v1/memory_backend.proto by grpcio-tools==1.66.2; proto sha256 be62f4c57a1340cd0f81af366faf8b1e5ff6bb839c08b5f54b470fa7b6709531. Do not edit.
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message

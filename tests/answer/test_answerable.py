@@ -55,4 +55,5 @@ def test_a_canary_said_in_the_open_to_its_asker_is_reported(tmp_path):
                         line["participants"].append(asked_by)
     fixture.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     problems = check_scenario(fixture, gold_path)
-    assert any("was said in the open" in p and canary["probe_id"] in p for p in problems)
+    assert any("is not private" in p and canary["probe_id"] in p for p in problems)
+    assert any(f"a session {asked_by} attended" in p and canary["probe_id"] in p for p in problems)

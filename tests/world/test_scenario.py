@@ -38,7 +38,9 @@ def _base() -> dict:
     (lambda d: d["checkpoints"][1].update(probe_types=["recall", "telepathy"]), "checkpoints[1].probe_types",
      "frontier"),
     (lambda d: d["checkpoints"][2].update(after_session=1001), "checkpoints[2].after_session", "1000"),
-    (lambda d: d["horizon"]["medium"].update(sessions=20), "horizon", "greater than"),
+    (lambda d: (d["horizon"]["short"].update(sessions=50), d["horizon"]["medium"].update(sessions=50)), "horizon",
+     "greater than"),
+    (lambda d: d["horizon"]["short"].update(sessions=3000), "horizon", "outside the short horizon"),
     (lambda d: d["horizon"]["short"].update(session_gap_days=1), "horizon.short", "exactly one"),
     (lambda d: d.update(paradigm="solo"), "paradigm", "multi_peer"),
     (lambda d: d.update(noise_ratio=0.99), "noise_ratio", "0.85"),
@@ -111,3 +113,19 @@ def test_the_library_files_are_what_the_builder_writes(tmp_path):
     from conformance.world.library import write_library
     for path in write_library(tmp_path):
         assert path.read_bytes() == (REPO / "scenarios" / path.name).read_bytes(), path.name
+
+
+def test_probe_types_the_scenario_cannot_produce_are_rejected(tmp_path):
+    import yaml
+
+    from conformance.world.scenario import ScenarioError, load_scenario
+
+    source = Path(__file__).resolve().parents[2] / "scenarios" / "ua-baseline-001.yaml"
+    data = yaml.safe_load(source.read_text())
+    data["checkpoints"][0]["probe_types"] = ["recall", "multi_peer"]
+    path = tmp_path / "ua-baseline-001.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path)
+    assert "checkpoints[0].probe_types" in str(err.value) and "paradigm multi_peer" in str(err.value)
+    assert err.value.__suppress_context__ or err.value.__context__ is None
