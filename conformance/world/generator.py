@@ -8,7 +8,9 @@ across runs and platforms), drives everything:
    attributes (scenario value pools, starting values, the hidden ones that negative
    recall asks about) and its episodes; multi-peer and coding worlds add team
    decisions; multi-peer worlds choose canary facts (disclosed only in private
-   messages, preferably in sessions the later asker misses).
+   messages of their owner, in sessions the later asker misses; one such session is
+   reserved per canary) and reserve a session before each late arrival for a shared
+   fact that a handoff probe can ask about.
 2. **Tiers** (DRIFT §3.3): ~10% signal sessions (a change: job change, move,
    architectural override, objective revision, ...), ``1 - 0.10 - noise_ratio`` soft
    sessions (a first disclosure, a re-mention that accumulates evidence, an episode)
@@ -19,7 +21,12 @@ across runs and platforms), drives everything:
    participants and turn order, the synthesizer (:mod:`conformance.world.synthesis`)
    the text; the latent state and each value's evidence are tracked as events apply.
 4. **Checkpoints**: probes of the requested types (DRIFT §6) built from the latent
-   state at that moment; gold keeps answers, stale values, evidence and owners.
+   state at that moment; gold keeps answers, stale values, evidence (the newest
+   ``EVIDENCE_PER_ATTRIBUTE`` statements per attribute) and owners. Askers have joined
+   by then and never are the subject of a query that names them. Option structure
+   leaks nothing: temporal options are shuffled and the answer's rank among the amounts
+   varies; action choices overlap symmetrically and the default is right in about
+   ``DEFAULT_RIGHT_RATE`` of them.
 
 The reader contract holds for every probe: the deterministic reader applied to
 exactly the gold evidence gives the gold answer (closed options: newest hit naming an
@@ -36,11 +43,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from conformance import paths
+from conformance.answer.reader import last_option_in
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine, Choice, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine, Temporal,
 )
 from conformance.contract.gold import GoldEvent, GoldFile, GoldProbe
+from conformance.world import templates as T
 from conformance.world.entities import REGISTRY, Attr, EntityType
 from conformance.world.entities.team import ATTRIBUTION_QUERIES, DECISIONS
 from conformance.world.scenario import ScenarioSpec, load_scenarios
@@ -54,6 +63,10 @@ START_TIME = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 SIGNAL_FRACTION = 0.10
 MAX_PER_TYPE = 3
 MAX_PROBES_PER_CHECKPOINT = 18
+EVIDENCE_PER_ATTRIBUTE = 3
+"""A probe cites at most the newest this-many statements of each attribute it involves."""
+DEFAULT_RIGHT_RATE = 0.15
+"""Share of action probes whose ``default`` choice is the right one (what an amnesiac scores)."""
 UNITS = {"days": 1, "weeks": 7, "months": 30}
 """Days per temporal unit; a month counts 30 days (options are spaced so 30.44 gives the same answer)."""
 
@@ -185,26 +198,80 @@ class _Generator:
                 self.first_seen.setdefault(eid, i)
 
     def _choose_canaries(self) -> None:
-        """Multi-peer: one personal fact per human (or the principal) becomes a canary for another entity."""
-        self.absent_sessions: dict[str, int] = {}
+        """Multi-peer: one personal fact per human (or the principal) becomes a canary for another entity.
+
+        The asker must miss some session the owner attends before a checkpoint that asks
+        canary probes (and have joined by then): the fact is disclosed only there, in a
+        private note of its owner (:meth:`_schedule_canaries` reserves that session).
+        """
+        self.canary_windows: dict[str, list[int]] = {}
         if self.spec.paradigm != "multi_peer":
             return
+        cps = [cp.after_session for cp in self.spec.checkpoints if "canary" in cp.expanded()]
         owners = [eid for eid in self.order if self.types[eid].name == "human"] or [self.principal]
         for owner in owners:
-            absent_from = {eid: sum(1 for p in self.present if owner in p and eid not in p)
-                           for eid in self.order if eid != owner}
-            asker = max(absent_from, key=lambda e: (absent_from[e], -self.order.index(e)))
+            windows = {}
+            for eid in (e for e in self.order if e != owner):
+                asked = [n for n in cps if self.first_seen.get(eid, n) < n]
+                if asked:
+                    windows[eid] = [i for i, p in enumerate(self.present[:max(asked)])
+                                    if owner in p and eid not in p]
+            windows = {e: w for e, w in windows.items() if w}
             facts = [a for a in self.attrs[owner] if a.defn.kind in ("fact", "preference") and not a.hidden
                      and not a.defn.slots]
-            if facts:
-                secret = self.rng.choice(facts)
-                secret.secret = asker
-                self.absent_sessions[secret.key] = absent_from[asker]
+            if not windows or not facts:
+                continue
+            asker = max(windows, key=lambda e: (len(windows[e]), -self.order.index(e)))
+            secret = self.rng.choice(facts)
+            secret.secret = asker
+            self.canary_windows[secret.key] = windows[asker]
+
+    def _schedule_canaries(self, tiers: list[str]) -> None:
+        """Reserve one session per canary (owner present, asker absent) for its private disclosure.
+
+        The earliest such soft session after the first wins; without one, the latest noise
+        session in the window becomes soft.
+        """
+        self.canary_at: dict[int, Attr] = {}
+        for owner in self.order:
+            for attr in (a for a in self.attrs[owner] if a.secret is not None):
+                window = [i for i in self.canary_windows[attr.key] if i not in self.canary_at]
+                if not window:
+                    continue
+                soft = [i for i in window if tiers[i] == "soft"]
+                at = next((i for i in soft if i > 0), soft[0] if soft else window[-1])
+                tiers[at] = "soft"
+                self.canary_at[at] = attr
+
+    def _schedule_handoffs(self, tiers: list[str]) -> None:
+        """Multi-peer: per entity that joins late (before a checkpoint asking handoff probes), reserve one
+        session before its arrival for a shared disclosure it can later be asked about.
+
+        The latest free soft session before the arrival wins; without one, the latest noise session.
+        """
+        self.handoff_at: set[int] = set()
+        if self.spec.paradigm != "multi_peer":
+            return
+        cps = [cp.after_session for cp in self.spec.checkpoints if "handoff" in cp.expanded()]
+        for joiner in self.order:
+            joined = self.first_seen.get(joiner, 0)
+            if joined == 0 or not any(joined < n for n in cps):
+                continue
+            free = [i for i in range(joined) if i not in self.canary_at and i not in self.handoff_at
+                    and len(self.present[i]) >= 2]
+            if not free:
+                continue
+            soft = [i for i in free if tiers[i] == "soft"]
+            at = soft[-1] if soft else free[-1]
+            tiers[at] = "soft"
+            self.handoff_at.add(at)
 
     # -- running ----------------------------------------------------------------------
     def run(self) -> tuple[list, GoldFile]:
         spec = self.spec
         tiers = tier_plan(self.rng, spec.sessions, spec.noise_ratio)
+        self._schedule_canaries(tiers)
+        self._schedule_handoffs(tiers)
         start = START_TIME + timedelta(minutes=15 * self.rng.randrange(7 * 24 * 4))
         header = HeaderLine(
             scenario_id=spec.id, paradigm=spec.paradigm, source=SOURCE,
@@ -228,7 +295,7 @@ class _Generator:
                 begins = begins + timedelta(hours=gap)
             session_id = f"{spec.id}-s{number:0{width}d}"
             present = self.present[i]
-            event, tier = self._choose_event(tiers[i], present)
+            event, tier = self._choose_event(tiers[i], present, i)
             ctx = SessionContext(present=present, pattern=self.patterns[i], voices=self.voices, styles=self.styles,
                                  event=event, distractor_values=self._distractor_values())
             turns = self.synth.session(self.rng, ctx)
@@ -291,12 +358,24 @@ class _Generator:
         fresh = [v for v in attr.pool if v not in attr.held]
         return self.rng.choice(fresh or [v for v in attr.pool if v != attr.value])
 
-    def _choose_event(self, tier: str, present: list[str]) -> tuple[EventPlan | None, str]:
+    def _choose_event(self, tier: str, present: list[str], index: int) -> tuple[EventPlan | None, str]:
         if tier == "noise":
             return None, "noise"
-        # Canary facts wait for a session their later asker misses, when the topology has one.
+        reserved = self.canary_at.get(index)
+        if reserved is not None and not reserved.disclosed:
+            return EventPlan("disclose", reserved.entity, reserved, value=reserved.value,
+                             line_pool=reserved.defn.lines["disclose"], private=True), "soft"
+        # Canary facts are only ever said in a session their later asker misses.
         attrs = [a for eid in self.order if eid in present for a in self.attrs[eid] if not a.hidden
-                 and not (a.secret is not None and a.secret in present and self.absent_sessions.get(a.key))]
+                 and not (a.secret is not None and a.secret in present)]
+        if index in self.handoff_at:  # a shared fact for a later arrival to ask about: decisions first
+            fresh = [a for a in attrs if not a.disclosed and a.secret is None and self._speaker(a, present)
+                     and a.defn.kind in ("decision", "objective", "fact", "preference")]
+            fresh = [a for a in fresh if a.defn.kind == "decision"] or fresh
+            if fresh:
+                attr = self.rng.choice(fresh)
+                return EventPlan("disclose", self._speaker(attr, present), attr, value=attr.value,
+                                 line_pool=attr.defn.lines["disclose"]), "soft"
         if tier == "signal":
             weights = []
             candidates = []
@@ -371,19 +450,43 @@ class _Generator:
         msg = self.messages[mid]
         return msg.author == who or (msg.scope == "shared" and who in msg.present)
 
+    def evidence(self, attr: Attr) -> list[str]:
+        """What a probe on ``attr`` cites: its newest ``EVIDENCE_PER_ATTRIBUTE`` statements (the newest wins)."""
+        return list(attr.statements[-EVIDENCE_PER_ATTRIBUTE:])
+
     def observers(self, attr: Attr) -> list[str]:
-        return [e for e in self.order if all(self.visible(m, e) for m in attr.statements)]
+        return self.seen_all(self.evidence(attr))
+
+    def seen_all(self, mids: list[str]) -> list[str]:
+        return [e for e in self.order if all(self.visible(m, e) for m in mids)]
 
     def known_to(self, observer: str, subject: str) -> dict[str, str]:
         return {a.key: a.value for a in self.attrs.get(subject, []) if a.disclosed and a.statements
                 and all(self.visible(m, observer) for m in a.statements)}
 
-    def _asker(self, attr: Attr) -> str | None:
-        seen = self.observers(attr)
-        agents = [e for e in seen if e != attr.entity and self.voices[e] != "human"]
-        others = [e for e in seen if e != attr.entity]
-        pool = agents or others or seen
+    def _asker(self, attr: Attr, query: str) -> str | None:
+        return self._pick_asker(self.observers(attr), attr.entity, query)
+
+    def _named(self, query: str) -> set[str]:
+        """Entities a query speaks of in the third person ("rosa", "the principal")."""
+        named = {e for e in self.order if last_option_in(query, [e]) is not None}
+        if last_option_in(query, ["the principal", "the user"]) is not None:
+            named.add(self.principal)
+        return named
+
+    def _pick_asker(self, seen: list[str], subject: str, query: str) -> str | None:
+        """One of ``seen`` other than ``subject`` and anyone the query names (agents first); an agent
+        may fall back to asking about itself, a human never does (it would speak of itself in the third
+        person). None: no such asker."""
+        named = self._named(query)
+        agents = [e for e in seen if e != subject and e not in named and self.voices[e] != "human"]
+        others = [e for e in seen if e != subject and e not in named]
+        pool = agents or others or [e for e in seen if e not in named and self.voices[e] != "human"]
         return self.rng.choice(pool) if pool else None
+
+    def _joined(self, number: int) -> list[str]:
+        """Entities that took part in some session up to session ``number`` (1-based)."""
+        return [e for e in self.order if self.first_seen.get(e, number) < number]
 
     # -- checkpoints --------------------------------------------------------------------
     def _checkpoint(self, cp_id: str, number: int, cp, asked_at: datetime) -> CheckpointLine:
@@ -407,7 +510,8 @@ class _Generator:
                 candidates.setdefault(FRONTIER[kind], []).append((FRONTIER[kind], None, a))
             if kind == "decision" and a.proposer:
                 candidates.setdefault("attribution", []).append(("attribution", None, a))
-            if kind in ("fact", "preference", "decision", "objective") and len(self.observers(a)) >= 2 \
+            if kind in ("fact", "preference", "decision", "objective") \
+                    and len([e for e in self.observers(a) if e != a.entity]) >= 2 \
                     and self.spec.paradigm == "multi_peer":
                 candidates.setdefault("consistency", []).append(("consistency", None, a))
             if kind in ("decision", "objective", "fact", "preference") and self.spec.paradigm == "multi_peer":
@@ -438,7 +542,8 @@ class _Generator:
             for ptype in allowed:
                 if round_ >= len(picks[ptype]) or len(public) >= MAX_PROBES_PER_CHECKPOINT:
                     continue
-                for p, g in self._probe(cp_id, len(public) + 1, horizon, asked_at, *picks[ptype][round_]):
+                for p, g in self._probe(cp_id, len(public) + 1, horizon, asked_at, number,
+                                        *picks[ptype][round_]):
                     pid = f"{cp_id}-p{len(public) + 1}"
                     public.append(p.model_copy(update={"probe_id": pid}))
                     truth.append(g.model_copy(update={"probe_id": pid}))
@@ -452,13 +557,13 @@ class _Generator:
         return options
 
     def _query(self, attr: Attr) -> str:
-        return self.rng.choice(attr.defn.queries).format(subject=_display(attr.entity), slot=attr.slot or "",
-                                                          label=attr.defn.label)
+        return T.fill(self.rng.choice(attr.defn.queries), subject=_display(attr.entity), slot=attr.slot or "",
+                      label=attr.defn.label)
 
     def _stale(self, attr: Attr) -> list[str]:
         return [v for v in attr.held if v != attr.value]
 
-    def _probe(self, cp_id, n, horizon, asked_at, ptype, extra, obj) -> list[tuple[Probe, GoldProbe]]:
+    def _probe(self, cp_id, n, horizon, asked_at, number, ptype, extra, obj) -> list[tuple[Probe, GoldProbe]]:
         at = _stamp(asked_at)
         pid = f"{cp_id}-p{n}"
         common = dict(probe_id=pid, checkpoint_id=cp_id, probe_type=ptype, horizon=horizon)
@@ -469,17 +574,23 @@ class _Generator:
         attr: Attr = obj
         common.update(attribute=attr.key, entity=attr.entity)
         if ptype in ("negative_recall", "canary"):
-            asker = attr.secret if ptype == "canary" else self.rng.choice(
-                [e for e in self.order if e != attr.entity] or [attr.entity])
-            probe = Probe(probe_id=pid, asked_by=asker, query=self._query(attr), asked_at=at,
+            query = self._query(attr)
+            if ptype == "canary":
+                asker = attr.secret
+            else:  # anyone who has joined by now, never the subject
+                pool = [e for e in self._joined(number) if e != attr.entity and e not in self._named(query)]
+                if not pool:
+                    return []
+                asker = self.rng.choice(pool)
+            probe = Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at,
                           options=self._options(attr.pool))
             gold = GoldProbe(**common, abstention=True, answer=UNKNOWN, evidence=[],
                              owner=attr.entity if ptype == "canary" else None)
             return [(probe, gold)]
         if ptype == "attribution":
             options = self._options(self.order)
-            query = self.rng.choice(ATTRIBUTION_QUERIES).format(value=attr.value, label=attr.defn.label)
-            asker = self._asker(attr)
+            query = T.fill(self.rng.choice(ATTRIBUTION_QUERIES), value=attr.value, label=attr.defn.label)
+            asker = self._pick_asker(self.seen_all(attr.proposal_ids), attr.entity, query)
             if asker is None:
                 return []
             return [(Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options),
@@ -487,17 +598,17 @@ class _Generator:
         options = self._options(attr.pool)
         query = self._query(attr)
         gold = GoldProbe(**common, subtype=extra if ptype == "revision" else None, answer=attr.value,
-                         stale=self._stale(attr), evidence=list(attr.statements))
+                         stale=self._stale(attr), evidence=self.evidence(attr))
         if ptype == "handoff":
             return [(Probe(probe_id=pid, asked_by=extra, query=query, asked_at=at, options=options), gold)]
         if ptype == "consistency":
             seen = self.observers(attr)
-            pair = [e for e in seen if e != attr.entity][:2]
+            pair = [e for e in seen if e != attr.entity and e not in self._named(query)][:2]
             if len(pair) < 2:
-                pair = seen[:2]
+                return []
             return [(Probe(probe_id=pid, asked_by=who, query=query, asked_at=at, options=options), gold)
                     for who in pair]
-        asker = self._asker(attr)
+        asker = self._asker(attr, query)
         if asker is None:
             return []
         return [(Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options), gold)]
@@ -509,15 +620,24 @@ class _Generator:
         right = round(amount)
         if right < 1:
             return []
-        spread = max(2, right // 3)
-        others = [right + spread, right + 2 * spread, right - spread, right - 2 * spread, right + 3 * spread]
-        others = [m for m in others if m >= 1][:3]
+        # Days and weeks are measured exactly as the reader does; a month counts 30 days here and
+        # 30.44 there, so month options (and amounts near a half) keep a spread of at least 2.
+        exact = unit != "months" and abs(amount - right) < 0.45
+        spread = max(1 if exact else 2, right // 3)
+        below = [k for k in range(4) if right - k * spread >= 1]  # how many options lie below the answer
+        k = self.rng.choice(below)
+        amounts = [right + (j - k) * spread for j in range(4)]
 
         def label(m: int) -> str:
             return f"{m} {unit if m != 1 else unit[:-1]}"
-        options = [label(m) for m in sorted([right] + others)] + [UNKNOWN]
-        asker = next((e for e in self.order if e != ep.entity and self.visible(ep.message_id, e)), ep.entity)
+        options = [label(m) for m in amounts]
+        self.rng.shuffle(options)
+        options.append(UNKNOWN)
         query = f"How long before now did {_display(ep.entity)}'s {ep.target} happen?"
+        seen = [e for e in self.order if self.visible(ep.message_id, e)]
+        asker = self._pick_asker(seen, ep.entity, query)
+        if asker is None:
+            return []
         probe = Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options,
                       temporal=Temporal(target=ep.target, unit=unit))
         gold = GoldProbe(**common, answer=label(right), evidence=[ep.message_id], entity=ep.entity,
@@ -525,44 +645,43 @@ class _Generator:
         return [(probe, gold)]
 
     def _action(self, pid, common, at, action, usable: list[Attr]):
+        """Choices whose tag overlap says nothing about which one is right.
+
+        Two attributes: the full 2 x 2 product of {right, one wrong} values, so every choice
+        shares exactly one value with two others. One attribute: the right value and up to
+        three wrong ones (no overlap at all). Exactly one choice matches the ground truth; the
+        ``default`` (what the reader picks from an empty context) is the right one in about
+        ``DEFAULT_RIGHT_RATE`` of the probes, otherwise a wrong one.
+        """
         attrs = self.rng.sample(usable, min(2, len(usable)))
         if any(len(a.pool) < 3 for a in attrs):
             return []
         right = {a.key: a.value for a in attrs}
-
-        def other(a: Attr, avoid: set[str]) -> str:
-            return self.rng.choice([v for v in a.pool if v != a.value and v not in avoid])
-        default = {a.key: other(a, set()) for a in attrs}
-        combos = [right, default]
-        for a in attrs:  # one near miss per attribute: wrong on that attribute only
-            miss = dict(right)
-            miss[a.key] = other(a, {default[a.key]})
-            combos.append(miss)
-        if len(attrs) == 1:
-            combos.append({attrs[0].key: other(attrs[0], {default[attrs[0].key], combos[2][attrs[0].key]})}
-                          if len(attrs[0].pool) >= 4 else combos[2])
-        unique = []
-        for combo in combos:
-            if combo not in unique:
-                unique.append(combo)
-        order = list(range(len(unique)))
+        if len(attrs) == 2:
+            wrong = {a.key: self.rng.choice([v for v in a.pool if v != a.value]) for a in attrs}
+            first, second = (a.key for a in attrs)
+            combos = [{first: x[first], second: y[second]} for x in (right, wrong) for y in (right, wrong)]
+        else:
+            a = attrs[0]
+            combos = [right] + [{a.key: v} for v in self.rng.sample([v for v in a.pool if v != a.value],
+                                                                   min(3, len(a.pool) - 1))]
+        default = 0 if self.rng.random() < DEFAULT_RIGHT_RATE else self.rng.randrange(1, len(combos))
+        order = list(range(len(combos)))
         self.rng.shuffle(order)
         choices, answer = [], None
         for slot, idx in enumerate(order, start=1):
-            combo = unique[idx]
-            text = "; ".join(a.defn.choice.format(value=combo[a.key]) for a in attrs)
+            combo = combos[idx]
+            text = "; ".join(T.fill(a.defn.choice, value=combo[a.key]) for a in attrs)
             choices.append(Choice(choice_id=f"{pid}-o{slot}", text=text[0].upper() + text[1:], tags=combo,
-                                  default=idx == 1))
+                                  default=idx == default))
             if idx == 0:
                 answer = f"{pid}-o{slot}"
         subject = attrs[0].entity
-        evidence = [m for a in attrs for m in a.statements]
-        seen = [e for e in self.order if all(self.visible(m, e) for m in evidence)]
-        asker = next((e for e in seen if e != subject and self.voices[e] != "human"), None) or \
-            next((e for e in seen if e != subject), None) or (seen[0] if seen else None)
+        evidence = [m for a in attrs for m in self.evidence(a)]
+        query = T.fill(self.rng.choice(action.queries), subject=_display(subject))
+        asker = self._pick_asker(self.seen_all(evidence), subject, query)
         if asker is None:
             return []
-        query = self.rng.choice(action.queries).format(subject=_display(subject))
         probe = Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, choices=choices,
                       domains={a.key: list(a.pool) for a in attrs})
         gold = GoldProbe(**common, subtype=action.subtype, answer=answer, evidence=evidence, entity=subject,

@@ -74,8 +74,8 @@ class TemplateSynthesizer:
         if event is None:
             if ctx.distractor_values and rng.random() < self.distractor_rate:
                 where = rng.randrange(len(turns))
-                aside = rng.choice(T.DISTRACTORS).format(value=rng.choice(ctx.distractor_values))
-                turns[where] = Turn(turns[where].author, f"{turns[where].text} {aside}")
+                aside = T.fill(rng.choice(T.DISTRACTORS), value=rng.choice(ctx.distractor_values))
+                turns[where] = Turn(turns[where].author, T.add_tail(turns[where].text, aside))
             return turns
         line = self._style(rng, ctx, event.speaker, self._event_line(rng, event))
         if event.private:
@@ -101,10 +101,10 @@ class TemplateSynthesizer:
     def _event_line(rng: random.Random, event: EventPlan) -> str:
         template = rng.choice(event.line_pool)
         if event.kind == "episode":
-            return template.format(target=event.target)
+            return T.fill(template, target=event.target)
         attr = event.attr
-        return template.format(value=event.value, new=event.value, old=event.old or "", slot=attr.slot or "",
-                               me=event.speaker)
+        return T.fill(template, value=event.value, new=event.value, old=event.old or "", slot=attr.slot or "",
+                      me=event.speaker)
 
     @staticmethod
     def _ack(rng: random.Random, event: EventPlan) -> str | None:
@@ -113,7 +113,7 @@ class TemplateSynthesizer:
         acks = event.attr.defn.acks.get("change" if event.kind == "change" else "value")
         if not acks:
             return None
-        return rng.choice(acks).format(value=event.value, new=event.value)
+        return T.fill(rng.choice(acks), value=event.value, new=event.value)
 
     @staticmethod
     def _generic_ack(rng: random.Random, ctx: SessionContext, who: str, speaker: str) -> str:
@@ -148,7 +148,8 @@ class TemplateSynthesizer:
             return text
         formality, verbosity = ctx.styles[author]
         if rng.random() < 0.35:
-            text = rng.choice(T.PREFIX[formality]) + text
+            keep = frozenset(ctx.distractor_values) | frozenset(ctx.voices)
+            text = T.join_prefix(rng.choice(T.PREFIX[formality]), text, keep)
         if verbosity == "chatty" and rng.random() < 0.3:
-            text += " " + rng.choice(T.CHATTER[formality])
+            text = T.add_tail(text, rng.choice(T.CHATTER[formality]))
         return text

@@ -7,6 +7,7 @@ lines live with their entity type (:mod:`conformance.world.entities`).
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 CASUAL, FORMAL = "casual", "formal"
@@ -130,10 +131,46 @@ PREFIX = {CASUAL: ["", "hey, ", "ok so, ", "quick one: "], FORMAL: ["", "Good mo
 CHATTER = {CASUAL: ["Sorry, long week.", "Anyway.", "Haha, you know me."],
            FORMAL: ["I appreciate the help.", "Thank you in advance.", "I hope that is clear."]}
 
-#: Distractor asides: they name a pool value without saying anything about an entity.
+#: Distractor asides: they name a pool value without saying anything about an entity. The value is
+#: quoted as a word or title, so any value (a city, "married", "vegetarian") reads naturally.
 DISTRACTORS = [
-    "Unrelated, but the newsletter today mentioned {value}.",
-    "Side note: a headline this morning was all about {value}.",
-    "Trivia from the feed: {value} is trending this week, apparently.",
-    "Funny coincidence, a podcast I heard was discussing {value}.",
+    "Unrelated, but a headline in today's newsletter had \"{value}\" in it.",
+    "Side note: the answer to this morning's crossword clue was \"{value}\".",
+    "Trivia from the feed: \"{value}\" is a trending search term this week, apparently.",
+    "Funny coincidence, a podcast I heard had an episode titled \"{value}\".",
 ]
+
+_ARTICLE = re.compile(r"(?<![\w'])([Aa]) \{(\w+)\}")
+_VOWEL_SOUND = re.compile(r"^(?:[aeiou](?!ni[ct]|ser|su|ro|k|ne\b)|hour|honest)", re.IGNORECASE)
+
+
+def fill(template: str, **values: str) -> str:
+    """``template.format(**values)`` with "a {x}" turned into "an {x}" before a vowel sound."""
+
+    def article(match: re.Match) -> str:
+        value = str(values.get(match.group(2), ""))
+        word = match.group(1) + ("n" if _VOWEL_SOUND.match(value) else "")
+        return f"{word} {{{match.group(2)}}}"
+    return _ARTICLE.sub(article, template).format(**values)
+
+
+_CAPITAL_KEEP = re.compile(r"^(?:I\b|I'|[A-Z][\w'-]*[A-Z0-9])")
+
+
+def join_prefix(prefix: str, text: str, keep: frozenset[str] = frozenset()) -> str:
+    """A greeting prefix before ``text``: after "hey, " or "quick one: " the first letter is lower-cased
+    unless it starts "I", an acronym, or a word of ``keep`` (names and values)."""
+    if not prefix or not text or prefix.rstrip()[-1:] not in ",:" or not text[0].isupper():
+        return prefix + text
+    first = re.match(r"[\w'-]+", text)
+    if _CAPITAL_KEEP.match(text) or (first and any(text.startswith(k) for k in keep if k[:1].isupper())):
+        return prefix + text
+    return prefix + text[0].lower() + text[1:]
+
+
+def add_tail(text: str, tail: str) -> str:
+    """``text`` followed by a chatty tail, with a full stop in between when ``text`` has none."""
+    text = text.rstrip()
+    if text and text[-1] not in ".!?)\"'":
+        text += "."
+    return f"{text} {tail}"

@@ -177,10 +177,16 @@ def test_abstention_canary_and_revision_gold(loaded):
                 assert p.owner == p.entity and p.owner != data.public[p.probe_id][1].asked_by
             if p.probe_type == "revision":
                 assert p.stale and p.answer not in p.stale and p.evidence
-                assert any(e.kind == "change" and set(e.message_ids) & set(p.evidence) for e in data.gold.events)
+                # Evidence is the newest statements since the latest change of the attribute (capped).
+                changes = [e for e in data.gold.events if e.kind == "change" and e.entity == p.entity
+                           and e.attribute == p.attribute]
+                after = data.checkpoints[p.checkpoint_id].after_session
+                index = {s.session_id: s.index for s in data.sessions}
+                last = max((index[e.session_id] for e in changes if index[e.session_id] < after), default=None)
+                assert last is not None and all(data.messages[m][0].index >= last for m in p.evidence), p.probe_id
 
 
-def test_canaries_sit_only_in_private_messages_or_sessions_the_asker_missed(loaded):
+def test_canaries_sit_only_in_private_messages_of_sessions_the_asker_missed(loaded):
     canaries = 0
     for data in loaded.values():
         for p in (p for p in data.gold.probes if p.probe_type == "canary"):
@@ -191,9 +197,48 @@ def test_canaries_sit_only_in_private_messages_or_sessions_the_asker_missed(load
             assert carriers
             for mid in carriers:
                 session, msg = data.messages[mid]
-                assert msg.scope == "private" or asker not in session.participants, mid
+                assert msg.scope == "private" and asker not in session.participants, mid
                 assert msg.author == p.owner
     assert canaries >= 10
+
+
+def test_every_multi_peer_scenario_discloses_a_canary_and_ci_has_canary_and_handoff(loaded):
+    ci = Counter()
+    for sid, data in loaded.items():
+        if data.header.paradigm != "multi_peer":
+            continue
+        canaries = {(e, k): asker for e, prof in data.gold.profiles.items() for k, asker in prof["canaries"].items()}
+        disclosed = [key for key in canaries if any((e.entity, e.attribute) == key for e in data.gold.events)]
+        assert disclosed, sid
+        for (owner, key), asker in canaries.items():
+            for event in (e for e in data.gold.events if (e.entity, e.attribute) == (owner, key)):
+                for mid in event.message_ids:
+                    session, msg = data.messages[mid]
+                    assert msg.scope == "private" and msg.author == owner and asker not in session.participants
+        assert any(p.probe_type == "canary" for p in data.gold.probes), sid
+        if "ci" in data.header.splits:
+            ci.update(p.probe_type for p in data.gold.probes)
+    assert ci["canary"] >= 1 and ci["handoff"] >= 1, ci
+
+
+def test_askers_have_joined_and_never_ask_about_themselves(loaded):
+    for data in loaded.values():
+        for p in data.gold.probes:
+            cp, asked = data.public[p.probe_id]
+            first = next((s.index for s in data.sessions if asked.asked_by in s.participants), None)
+            assert first is not None and first < cp.after_session, (p.probe_id, asked.asked_by)
+            assert not _names(asked.query, asked.asked_by), (p.probe_id, asked.query)
+            voice = data.gold.profiles[asked.asked_by]["type"]
+            if voice == "human":
+                assert asked.asked_by != p.entity, (p.probe_id, asked.query)
+                if data.gold.profiles[asked.asked_by]["principal"]:
+                    assert not _names(asked.query, "the principal") and not _names(asked.query, "the user"), \
+                        (p.probe_id, asked.query)
+
+
+def test_evidence_is_short(loaded):
+    lengths = Counter(len(p.evidence) for data in loaded.values() for p in data.gold.probes)
+    assert max(lengths) <= 6, lengths
 
 
 def test_askers_saw_the_evidence_except_for_handoff(loaded):
@@ -230,8 +275,9 @@ def test_consistency_probes_come_in_pairs_from_two_entities(loaded):
     assert pairs >= 10
 
 
-def test_action_probes_have_one_consistent_choice_and_a_wrong_default(loaded):
+def test_action_probes_have_one_consistent_choice_and_leak_nothing_by_structure(loaded):
     total = default_right = 0
+    positions = Counter()
     for data in loaded.values():
         snap = data.gold.snapshots
         for p in (p for p in data.gold.probes if p.probe_type == "action"):
@@ -241,9 +287,33 @@ def test_action_probes_have_one_consistent_choice_and_a_wrong_default(loaded):
             assert [c.choice_id for c in consistent] == [p.answer]
             assert all(set(c.tags) == set(asked.domains) and all(v in asked.domains[k] for k, v in c.tags.items())
                        for c in asked.choices)
+            assert sum(c.default for c in asked.choices) == 1
+            # Symmetric overlap: every choice shares as many tag values with the others as any other does.
+            overlap = {sum(1 for o in asked.choices if o is not c for k, v in c.tags.items() if o.tags.get(k) == v)
+                       for c in asked.choices}
+            assert len(overlap) == 1, (p.probe_id, [c.tags for c in asked.choices])
             total += 1
             default_right += next(c for c in asked.choices if c.default).choice_id == p.answer
-    assert total >= 50 and default_right <= total * 0.1
+            positions[[c.choice_id for c in asked.choices].index(p.answer)] += 1
+    # The default (an amnesiac's pick) is right only sometimes.
+    assert total >= 50 and 0.08 * total <= default_right <= 0.25 * total, (default_right, total)
+    assert max(positions.values()) <= 0.4 * total, positions
+
+
+def test_temporal_answer_position_and_rank_are_spread(loaded):
+    positions, ranks = Counter(), Counter()
+    for data in loaded.values():
+        for p in data.gold.probes:
+            asked = data.public[p.probe_id][1]
+            if asked.temporal is None:
+                continue
+            positions[asked.options.index(p.answer)] += 1
+            amounts = sorted(int(o.split()[0]) for o in asked.options if o != "unknown")
+            ranks[amounts.index(int(p.answer.split()[0]))] += 1
+    total = sum(positions.values())
+    assert total >= 50
+    assert max(positions.values()) <= 0.4 * total and len(positions) >= 4, positions
+    assert max(ranks.values()) <= 0.45 * total and len(ranks) == 4, ranks
 
 
 def test_queries_do_not_name_the_answer(loaded):
@@ -305,3 +375,33 @@ def test_change_lines_name_old_before_new():
             assert "{new}" in line and "{value}" not in line
             if "{old}" in line:
                 assert line.rindex("{old}") < line.index("{new}"), line
+
+
+def test_generated_text_has_no_template_artefacts(loaded):
+    tails = [t for texts in T.CHATTER.values() for t in texts]
+    prefixes = [p for texts in T.PREFIX.values() for p in texts if p and p.rstrip()[-1] in ",:"]
+    for data in loaded.values():
+        for s in data.sessions:
+            for m in s.messages:
+                text = m.text
+                for match in re.finditer(r"(?<![\w'])([Aa]n?) (?=(\S+))", text):
+                    assert (match.group(1).lower() == "an") == bool(T._VOWEL_SOUND.match(match.group(2))), text
+                for tail in tails:
+                    at = text.find(" " + tail)
+                    assert at <= 0 or text[at - 1] in ".!?)\"'", text
+                for prefix in prefixes:
+                    if text.startswith(prefix) and len(text) > len(prefix):
+                        rest = text[len(prefix):]
+                        assert not rest[0].isupper() or rest.startswith("I") or \
+                            any(rest.startswith(v) for v in ALL_VALUES), text
+
+
+def test_fill_and_style_helpers():
+    assert T.fill("I want a {value}.", value="espresso") == "I want an espresso."
+    assert T.fill("A {value} please", value="latte") == "A latte please"
+    assert T.join_prefix("hey, ", "Could you help?") == "hey, could you help?"
+    assert T.join_prefix("hey, ", "I think so") == "hey, I think so"
+    assert T.join_prefix("quick one: ", "Globex again", frozenset({"Globex"})) == "quick one: Globex again"
+    assert T.join_prefix("Good morning. ", "Could you") == "Good morning. Could you"
+    assert T.add_tail("help", "Sorry, long week.") == "help. Sorry, long week."
+    assert T.add_tail("help?", "Anyway.") == "help? Anyway."
