@@ -13,6 +13,7 @@ from pathlib import Path
 from conformance.answer.reader import answer_probe, build_context
 from conformance.contract.corpus import fixture_files, iter_fixture, read_gold
 from conformance.contract.fixture import CheckpointLine, Probe, SessionLine
+from conformance.runner.systems import RetrievedHit
 from conformance.scoring.rows import normalize_answer
 
 #: Large enough that every evidence set fits: answerability is about content, not budget.
@@ -26,14 +27,6 @@ class _Said:
     session_id: str
     participants: frozenset[str]
     scope: str
-
-
-@dataclass(frozen=True)
-class _Hit:
-    text: str
-    score: float
-    source_ids: tuple[str, ...]
-    timestamp: str
 
 
 def check_scenario(fixture: Path, gold_path: Path) -> list[str]:
@@ -55,7 +48,7 @@ def check_scenario(fixture: Path, gold_path: Path) -> list[str]:
         if probe.options is not None or probe.choices is not None:
             # Evidence in time order, as a perfect memory would hand it back.
             ordered = sorted(truth.evidence, key=lambda e: said[e].timestamp)
-            hits = [_Hit(said[e].text, 1.0, (e,), said[e].timestamp) for e in ordered]
+            hits = [RetrievedHit(said[e].text, 1.0, (e,), said[e].timestamp) for e in ordered]
             answer = answer_probe(probe, build_context(hits, _UNBOUNDED_TOKENS))
             allowed = {normalize_answer(a) for a in (truth.answer, *truth.accepted)}
             if answer is None or normalize_answer(answer) not in allowed:
