@@ -1,19 +1,16 @@
 """The context budget and the deterministic reader, checked by hand."""
 
-from dataclasses import dataclass
 
 from conformance.answer.reader import answer_closed, build_context, context_tokens, last_option_in, render_line
 from conformance.answer.tokens import count_tokens
+from conformance.runner.systems import RetrievedHit
 
 OPTIONS = ["Lisbon", "Porto", "Rome", "unknown"]
 
 
-@dataclass
-class H:
-    text: str
-    timestamp: str
-    score: float = 1.0
-    source_ids: tuple = ("m",)
+def H(text: str, timestamp: str) -> RetrievedHit:
+    """A retrieved hit as the runner hands it to the reader."""
+    return RetrievedHit(text, 1.0, ("m",), timestamp)
 
 
 def ctx(*hits, budget=10_000):

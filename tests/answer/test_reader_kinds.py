@@ -7,7 +7,6 @@ months, unparseable time read as "very old", ...) under which it fails.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import pytest
@@ -38,16 +37,13 @@ from conformance.contract.fixture import (
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.runner.records import read_records
 from conformance.runner.run import RunConfig, run_corpus
-from conformance.runner.systems import OracleSystem, RetrieveOutcome, StoreOutcome
+from conformance.runner.systems import OracleSystem, RetrieveOutcome, RetrievedHit, StoreOutcome
 from conformance.scoring import build_probe_rows, normalize_answer
 
 
-@dataclass
-class H:
-    text: str
-    timestamp: str
-    score: float = 1.0
-    source_ids: tuple = ("m",)
+def H(text: str, timestamp: str) -> RetrievedHit:
+    """A retrieved hit as the runner hands it to the reader."""
+    return RetrievedHit(text, 1.0, ("m",), timestamp)
 
 
 def ctx(*hits, budget=10_000):
