@@ -55,7 +55,8 @@ def _errors_exit_2(fn):
 @click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
                                                             "help_option_names": ["-h", "--help"]})
 @click.option("--adapter", "adapter", multiple=True, metavar="NAME|PATH|grpc://HOST:PORT",
-              help="Memory system to run (repeatable). Default: keyword. The none and oracle controls always run.")
+              help="Memory system to run (repeatable). Default: keyword. The none and oracle controls and the "
+                   "reference-compressor (DRIFT's normaliser) always run.")
 @click.option("--fixtures", "fixtures", type=click.Path(file_okay=False, path_type=Path),
               help="Fixture folder (default: the committed corpus). Give --gold with it.")
 @click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path),
@@ -76,6 +77,10 @@ def _errors_exit_2(fn):
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
 @click.option("--bootstrap", "bootstrap", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples.")
+@click.option("--repeat", "repeat", default=1, show_default=True, type=click.IntRange(1, 5),
+              help="Stream the corpus this many times; 2 measures the noise floor (second run minus first).")
+@click.option("--baseline-system", metavar="NAME",
+              help="Also report paired differences of every system against this one (a label of this run).")
 @click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"),
               show_default=True, help="Where run records (JSONL) are appended.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
@@ -85,11 +90,12 @@ def _errors_exit_2(fn):
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget, encoding, seed,
-         bootstrap, records_dir, out, as_json, quiet):
+         bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
     drift-conformance --adapter keyword --adapter mem0 --out result.json
+    drift-conformance report result.json --html report.html
     drift-conformance generate | validate | schema | adapters | import locomo PATH --out DIR
     """
     if ctx.invoked_subcommand is not None:
@@ -127,7 +133,7 @@ def main(ctx, adapter, fixtures, gold, scenario, paradigm, horizon, split, inclu
             bar.reset(sessions_task, total=sessions, description="sessions")
 
         doc = run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
-                      seed=seed, n_boot=n_boot, log=log,
+                      seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
                       progress=RunProgress(scenario_started=scenario_started,
                                            session_done=lambda: bar.advance(sessions_task)))
 
@@ -306,9 +312,11 @@ def list_adapters():
     from conformance.backend.manifest import load_manifest
     from conformance.runner.systems import available_adapters
 
-    for name in available_adapters():
+    names = available_adapters()
+    width = max((len(n) for n in names), default=0)
+    for name in names:
         manifest = load_manifest(paths.adapters_dir() / name)
-        click.echo(f"{name:12} {manifest.kind:9} {' '.join(manifest.description.split())}")
+        click.echo(f"{name:{width}}  {manifest.kind:9} {' '.join(manifest.description.split())}")
 
 
 @main.group("import")
@@ -338,3 +346,12 @@ def import_locomo_cmd(path, out_dir):
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _register_report() -> None:
+    from conformance.report.command import report_cmd
+
+    main.add_command(report_cmd)
+
+
+_register_report()

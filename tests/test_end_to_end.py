@@ -143,7 +143,7 @@ def _records(runs_dir: Path) -> list[dict]:
     out = []
     for line in path.read_text().splitlines():
         record = json.loads(line)
-        for timing in ("read_latency_ms", "write_latency_ms"):
+        for timing in ("read_latency_ms", "write_latency_ms", "reader_latency_ms", "last_write_latency_ms"):
             record.pop(timing, None)
         out.append(record)
     return out

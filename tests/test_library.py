@@ -43,3 +43,15 @@ def test_holdout_stays_out_of_default_runs(controls):
     assert any("holdout scenarios left out" in n for n in controls.receipt.notes)
     assert not any(s for s in controls.receipt.scenarios if (REPO / "fixtures" / f"{s}.jsonl").read_text()
                    .split("\n", 1)[0].find('"holdout":true') >= 0)
+
+
+def test_every_committed_session_carries_its_marker():
+    """The committed corpus passes the structural checks, markers included, and every session has one."""
+    from conformance.contract.corpus import fixture_files, iter_fixture, validate_corpus
+    from conformance.contract.fixture import SessionLine
+
+    assert len(validate_corpus(REPO / "fixtures", REPO / "gold")) >= 50
+    for path in fixture_files(REPO / "fixtures"):
+        lines = iter_fixture(path)
+        markers = next(lines).markers
+        assert sorted(markers) == sorted(line.session_id for line in lines if isinstance(line, SessionLine)), path

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -198,7 +199,8 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
 
     Raises:
         CorpusError: a fixture without gold (or the reverse), a probe without gold,
-            gold for a probe the fixture lacks, or evidence naming no message.
+            gold for a probe the fixture lacks, evidence naming no message, or a
+            header marker that breaks the rules of :class:`_MarkerCheck`.
     """
     fixtures = {p.stem: p for p in fixture_files(fixtures_dir)}
     golds = {p.stem: p for p in sorted(Path(gold_dir).glob("*.json"))}
@@ -212,14 +214,21 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
         gold = read_gold(golds[scenario])
         probe_ids: set[str] = set()
         message_ids: set[str] = set()
+        markers: _MarkerCheck | None = None
         for line in iter_fixture(path):
-            if isinstance(line, HeaderLine) and line.scenario_id != scenario:
-                raise CorpusError(path, f"scenario_id {line.scenario_id!r} does not match the file name", 1,
-                                  "scenario_id")
+            if isinstance(line, HeaderLine):
+                if line.scenario_id != scenario:
+                    raise CorpusError(path, f"scenario_id {line.scenario_id!r} does not match the file name", 1,
+                                      "scenario_id")
+                markers = _MarkerCheck(path, line.markers) if line.markers else None
             if isinstance(line, SessionLine):
                 message_ids.update(m.message_id for m in line.messages)
+                if markers is not None:
+                    markers.session(line)
             if isinstance(line, CheckpointLine):
                 probe_ids.update(p.probe_id for p in line.probes)
+        if markers is not None:
+            markers.finish()
         gold_ids = {p.probe_id for p in gold.probes}
         if probe_ids != gold_ids:
             extra = sorted(gold_ids - probe_ids)[:5]
@@ -232,6 +241,82 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
                 raise CorpusError(golds[scenario], f"evidence {dangling} names no message of the fixture",
                                   field=f"probes.{i}.evidence")
     return sorted(fixtures)
+
+
+_WORD = re.compile(r"\w+")
+
+
+class _MarkerCheck:
+    """The header's session markers, checked while the sessions stream past.
+
+    Rules (each error names the file, the line and the session id):
+
+    * every key is the id of a session of the fixture;
+    * no two sessions share a marker;
+    * a session's marker occurs, as a whole word and with its case, in a shared message
+      of that session (the runner's probe looks for it in what the memory kept of the
+      shared record);
+    * it occurs in no message of any other session.
+
+    Only the words of the session at hand are held, never earlier sessions' text.
+    """
+
+    def __init__(self, path: Path, markers: dict[str, str]):
+        self.path = Path(path)
+        self.markers = dict(markers)
+        self.owner: dict[str, str] = {}
+        for session_id, code in self.markers.items():
+            if code in self.owner:
+                raise CorpusError(path, f"session {session_id!r} has the marker {code!r} of session "
+                                        f"{self.owner[code]!r}; markers are unique", 1, f"markers.{session_id}")
+            self.owner[code] = session_id
+        # Markers made of word characters are found by set lookup; any other one by a search.
+        self.words = {c for c in self.owner if _WORD.fullmatch(c)}
+        self.phrases = {c: re.compile(r"(?<!\w)" + re.escape(c) + r"(?!\w)") for c in self.owner if c not in self.words}
+        self.seen: set[str] = set()
+
+    def _found(self, text: str) -> set[str]:
+        found = self.words.intersection(_WORD.findall(text))
+        found.update(c for c, pattern in self.phrases.items() if pattern.search(text))
+        return found
+
+    def session(self, line: SessionLine) -> None:
+        sid = line.session_id
+        self.seen.add(sid)
+        own = self.markers.get(sid)
+        found_shared: set[str] = set()
+        for i, msg in enumerate(line.messages):
+            found = self._found(msg.text)
+            stray = sorted(c for c in found if c != own)
+            if stray:
+                code = stray[0]
+                raise CorpusError(self.path, f"marker {code!r} of session {self.owner[code]!r} also occurs in "
+                                             f"session {sid!r} (message {msg.message_id!r}); a marker belongs "
+                                             "to one session only", self._line_of(sid), f"messages.{i}.text")
+            if msg.scope == "shared":
+                found_shared |= found
+        if own is not None and own not in found_shared:
+            raise CorpusError(self.path, f"marker {own!r} of session {sid!r} does not occur (as a whole word) "
+                                         "in a shared message of that session", self._line_of(sid),
+                              f"markers.{sid}")
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.markers) - self.seen)
+        if unknown:
+            raise CorpusError(self.path, f"marker {self.markers[unknown[0]]!r} is keyed by {unknown[0]!r}, "
+                                         "which is no session of this fixture", 1, f"markers.{unknown[0]}")
+
+    def _line_of(self, session_id: str) -> int | None:
+        """The line number of a session (only looked up to report an error)."""
+        needle = json.dumps(session_id).encode()
+        with open(self.path, "rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                if needle in raw:
+                    data = json.loads(raw)
+                    if isinstance(data, dict) and data.get("kind") == "session" and \
+                            data.get("session_id") == session_id:
+                        return lineno
+        return None
 
 
 LEDGER_NAME = "_ledger.json"

@@ -113,6 +113,14 @@ class HeaderLine(_Strict):
     free_form: bool = False
     """True when probes have no closed answer domain (imported datasets): answer
     accuracy then needs an answer model and only retrieval is scored hermetically."""
+    markers: dict[Id, Annotated[str, Field(min_length=1, max_length=200)]] = {}
+    """Session id -> that session's marker: a short code (e.g. ``KX4821``) said once, as a
+    whole word, in a shared message of that session and nowhere else in the fixture.
+    Public and not gold: every session has one, whatever its tier, in the same form and
+    kind of place, so it tells nothing about which sessions matter. Used only by the
+    runner's selectivity fallback for adapters without ``Snapshot`` (DRIFT §7.2): it
+    retrieves each code and counts a session as stored when a hit contains it. Empty for
+    imported datasets (no markers: that fallback is then unavailable)."""
 
 
 class SessionLine(Session):

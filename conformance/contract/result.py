@@ -31,6 +31,28 @@ class MetricValue(_Doc):
     reason: str | None = None
 
 
+class CurvePoint(_Doc):
+    """One point of the token cost curve (DRIFT §7.7): MVOT over cumulative tokens."""
+
+    after_session: int
+    """Checkpoints placed after this many sessions are pooled into this point."""
+    cumulative_tokens: float
+    """Mean over the pooled checkpoints of W + S + R spent so far in their scenario, tokens."""
+    mvot: float | None
+    """MVOT over every checkpoint up to and including this point (None if undefined)."""
+    checkpoints: int
+    """How many checkpoints (over all scenarios) are pooled at this point."""
+
+
+class Series(_Doc):
+    """Distributions and curves behind the scalar metrics, for plots."""
+
+    token_cost_curve: list[CurvePoint] = []
+    latency_quantiles_ms: dict[str, list[float]] = {}
+    """Per latency (``read``, ``write``, ``ttfrt``, ``dialectic``): the 0th, 1st, ..., 100th
+    percentiles in milliseconds (101 values), pooled over every call of the run."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -43,6 +65,16 @@ class SystemResult(_Doc):
     metrics: dict[str, MetricValue]
     paired_vs_none: dict[str, MetricValue] = {}
     """Per-probe paired difference (system minus ``none``), cluster bootstrap."""
+    paired_vs_baseline: dict[str, MetricValue] = {}
+    """Per-probe paired difference (system minus ``baseline_system``), cluster bootstrap."""
+    baseline_system: str | None = None
+    noise_floor: dict[str, MetricValue] = {}
+    """With ``--repeat 2``: paired difference of the second run minus the first, per probe;
+    an interval around 0 is the noise floor any comparison must exceed."""
+    measurement: dict[str, str] = {}
+    """How a metric was measured where that can differ between systems, e.g.
+    ``selectivity``: "snapshot provenance" or "marker probing (no Snapshot)"."""
+    series: Series = Series()
     notes: list[str] = []
 
 

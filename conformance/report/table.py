@@ -18,6 +18,20 @@ HEADLINE = (
 )
 
 
+DRIFT = (
+    ("drift_c", "DRIFT-C"),
+    ("drift_e", "DRIFT-E"),
+    ("mvot", "MVOT"),
+    ("selectivity", "selectivity"),
+    ("action_alignment", "action\nalignment"),
+    ("privacy_score", "privacy\n(apart)"),
+    ("tes", "TES"),
+    ("lps", "LPS"),
+    ("storage_tokens_per_session", "stored\ntokens/session"),
+    ("dialectic_speed_ms", "dialectic\np99 ms"),
+)
+
+
 def fmt(metric: MetricValue | None, digits: int = 3) -> str:
     if metric is None or metric.value is None:
         return "n/a"
@@ -44,6 +58,16 @@ def render(doc: ResultDocument, console: Console) -> None:
         name = f"{label} ({result.kind})" if result.kind == "control" else label
         table.add_row(name, *cells, fmt(delta) if delta else "-")
     console.print(table)
+
+    drift = Table(title="DRIFT §7 metrics (n/a: see the notes and the report for why)", show_lines=True)
+    drift.add_column("system")
+    for _, title in DRIFT:
+        drift.add_column(title, justify="right")
+    for label, result in doc.systems.items():
+        cells = [fmt(result.metrics.get(name), 1 if name in ("storage_tokens_per_session", "dialectic_speed_ms")
+                     else 3) for name, _ in DRIFT]
+        drift.add_row(f"{label} ({result.kind})" if result.kind != "system" else label, *cells)
+    console.print(drift)
 
     # Only probe types some system was scored on (free-form imports have none).
     types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n, m in r.metrics.items()

@@ -25,6 +25,7 @@ from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, RunError, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite
 from conformance.errors import DriftError
 
 FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
@@ -69,8 +70,12 @@ def versions() -> dict[str, str]:
 def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
-            run_id: str | None = None) -> ResultDocument:
-    """Run ``adapters`` (plus the none and oracle controls) over the corpus and score them.
+            run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None) -> ResultDocument:
+    """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
+
+    ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
+    come from the first pass and ``noise_floor`` from the second minus the first.
+    ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
 
     Raises:
         CorpusError: the corpus does not validate.
@@ -92,21 +97,27 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     gold = {p.stem: read_gold(gold_dir / f"{p.stem}.json") for p in fixtures}
     free_form = any(read_header(p).free_form for p in fixtures)
 
-    specs = ["none"] + [a for a in adapters if a != "none"]
+    if repeats < 1:
+        raise JobError(f"--repeat must be at least 1, got {repeats}")
+    specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
     systems: list = []
     try:
         for spec in specs:
             log(f"starting adapter {spec}")
-            systems.append(open_system(spec, deadlines, log=log, kind="control" if spec == "none" else None))
+            # The reference compressor runs as the normaliser unless the user asked to test it.
+            kind = "control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
+            systems.append(open_system(spec, deadlines, log=log, kind=kind))
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]
         if len(set(labels)) != len(labels):
             raise JobError(f"two adapters share a name: {labels}; run them separately")
+        if baseline_system is not None and baseline_system not in labels:
+            raise JobError(f"--baseline-system {baseline_system}: not a system of this run ({', '.join(labels)})")
         records_path = Path(records_dir) / run_id / "records.jsonl"
         log(f"records: {records_path}")
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
-                                 progress=progress)
+                                 progress=progress, repeats=repeats)
         except RunError as exc:
             raise RunError(f"{exc}\nrecords so far are kept in {records_path}") from exc
         except KeyboardInterrupt:
@@ -117,30 +128,48 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
 
     records = read_records(records_path)
     by_system: dict[str, list[dict]] = defaultdict(list)
+    second: dict[str, list[dict]] = defaultdict(list)
     for record in records:
-        by_system[record["system"]].append(record)
+        (by_system if record.get("repeat", 1) == 1 else second)[record["system"]].append(record)
     sessions_of = {p.stem: session_index(p) for p in fixtures}
-    rows = {s.label: build_probe_rows([r for r in by_system[s.label] if r["kind"] == "probe"], gold, sessions_of)
-            for s in systems}
+    paradigm_of = {p.stem: read_header(p).paradigm for p in fixtures}
+
+    def probe_rows(recs: list[dict], label: str):
+        return build_probe_rows([r for r in recs if r["kind"] == "probe"], gold, sessions_of)
+
+    rows = {s.label: probe_rows(by_system[s.label], s.label) for s in systems}
     results: dict[str, SystemResult] = {}
     for system in systems:
         recs = by_system[system.label]
         metrics = score_system(rows[system.label], [r for r in recs if r["kind"] == "store"],
                                [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
+        suite = drift_suite(system.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed)
+        metrics.update(suite.metrics)
         paired = {} if system.label == "none" else paired_vs(rows[system.label], rows["none"], n_boot=n_boot,
                                                               seed=seed)
+        versus = ({} if baseline_system in (None, system.label)
+                  else paired_vs(rows[system.label], rows[baseline_system], n_boot=n_boot, seed=seed))
+        noise = {}
+        if second.get(system.label):
+            noise = paired_vs(probe_rows(second[system.label], system.label), rows[system.label], n_boot=n_boot,
+                              seed=seed)
         notes = []
         failures = infra_failures(recs)
         if failures:
             notes.append(f"{failures} calls failed (infrastructure), excluded from the metrics")
         if not system.provenance:
             notes.append("no provenance: recall is n/a, never guessed")
+        if suite.measurement.get("selectivity", "").startswith("marker"):
+            notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
         notes.extend(violation_notes(recs))
         if system.label == "oracle":
             notes.extend(oracle_notes(recs, config))
         results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
                                              describe=system.describe, isolation=system.isolation,
-                                             metrics=metrics, paired_vs_none=paired, notes=notes)
+                                             metrics=metrics, paired_vs_none=paired, paired_vs_baseline=versus,
+                                             baseline_system=baseline_system if versus else None,
+                                             noise_floor=noise, measurement=suite.measurement,
+                                             series=suite.series, notes=notes)
 
     receipt = Receipt(
         fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
@@ -148,7 +177,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
-                "answer_model": None, "gate": "hard", "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "answer_model": None, "gate": "hard", "repeats": repeats, "baseline_system": baseline_system,
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path)},
         git_commit=git_commit(), versions=versions(),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
@@ -175,7 +205,7 @@ def violation_notes(records: list[dict]) -> list[str]:
 def oracle_notes(records: list[dict], config: RunConfig) -> list[str]:
     """Why the oracle ceiling may sit below 1: evidence beyond k, or a budget too small."""
     notes = []
-    probes = [r for r in records if r["kind"] == "probe"]
+    probes = [r for r in records if r["kind"] == "probe" and r.get("repeat", 1) == 1]
     cut = sum(1 for r in probes if len(r["hits"]) == config.k)
     starved = sum(1 for r in probes if r["hits"] and not any(h["in_budget"] for h in r["hits"]))
     if cut:
@@ -189,7 +219,7 @@ def oracle_notes(records: list[dict], config: RunConfig) -> list[str]:
 def scored_anything(doc: ResultDocument) -> bool:
     """True when at least one non-control system has a defined headline metric."""
     for result in doc.systems.values():
-        if result.kind == "control":
+        if result.kind in ("control", "reference"):
             continue
         for name in ("accuracy", "abstention_accuracy", "recall_at_k"):
             metric = result.metrics.get(name)

@@ -11,15 +11,18 @@ context alone. Gold is never read here (the oracle control reads its own).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import math
+import time
 from datetime import datetime
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.answer.reader import answer_probe, build_context, context_tokens
+from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import fixture_files, iter_fixture, read_header
-from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
+from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -91,19 +94,44 @@ def select_fixtures(fixtures_dir: Path, selection: Selection = Selection()) -> t
     return kept, held_out
 
 
+@dataclass
+class _ScenarioState:
+    """What the runner may keep about a scenario once its transcripts are gone: ids, never text.
+
+    ``session_of`` maps message id -> session id (to read session-level provenance);
+    ``asker_of`` one participant per session (who asks the marker probe); the token
+    cache maps (system, item id, text digest) -> tokens so a Snapshot at each checkpoint
+    only tokenizes new items.
+    """
+
+    markers: dict[str, str] = field(default_factory=dict)
+    streamed: list[str] = field(default_factory=list)
+    session_of: dict[str, str] = field(default_factory=dict)
+    asker_of: dict[str, str] = field(default_factory=dict)
+    last_time: str = ""
+    last_write_ms: dict[str, float] = field(default_factory=dict)
+    token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
+
+
 def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunConfig, namespace_prefix: str,
-                 progress: Progress = Progress()) -> str:
+                 progress: Progress = Progress(), repeat: int = 1) -> str:
     """Stream one fixture through every system; returns its scenario id.
+
+    Records written: one ``store`` per (system, session), one ``probe`` per (system,
+    probe), and one ``state`` per (system, checkpoint): which sessions the memory holds
+    (Snapshot provenance, else marker probing, DRIFT §7.2) and its size in tokens
+    (Snapshot text, DRIFT §7.7). ``repeat`` (1-based) is written into every record.
 
     Raises:
         RunError: a backend call failed (the record file keeps everything before it).
     """
-    header: HeaderLine | None = None
     namespace = scenario = ""
+    state = _ScenarioState()
     for line in iter_fixture(path):
         if isinstance(line, HeaderLine):
-            header, scenario = line, line.scenario_id
+            scenario = line.scenario_id
             namespace = f"{namespace_prefix}/{scenario}"
+            state.markers = dict(getattr(line, "markers", None) or {})
             progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
             for system in systems:
                 _guard(system, f"scenario {scenario}: Reset", lambda s=system: s.reset(namespace))
@@ -111,18 +139,65 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             for system in systems:
                 outcome = _guard(system, f"scenario {scenario}, session {line.session_id}: Store",
                                  lambda s=system: s.store(namespace, line))
-                writer.write({"kind": "store", "system": system.label, "scenario_id": scenario,
+                state.last_write_ms[system.label] = outcome.latency_ms
+                writer.write({"kind": "store", "system": system.label, "scenario_id": scenario, "repeat": repeat,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
                               "usage": outcome.usage, "items_stored": outcome.items_stored,
                               "violations": [] if outcome.items_stored >= 0 else
                               [f"negative items_stored {outcome.items_stored}"], "error": None})
+            state.streamed.append(line.session_id)
+            state.session_of.update((m.message_id, line.session_id) for m in line.messages)
+            if line.participants:
+                state.asker_of[line.session_id] = line.participants[0]
+            state.last_time = line.time
             # The budget gate: the transcript goes now. Nothing below may refer to it.
             del line
             progress.session_done()
         elif isinstance(line, CheckpointLine):
-            _checkpoint(line, systems, writer, config, namespace, scenario, header)
+            _checkpoint(line, systems, writer, config, namespace, scenario, state, repeat)
             writer.sync()
     return scenario
+
+
+def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConfig,
+                  where: str) -> dict:
+    """Sessions the memory holds and its size, by Snapshot provenance when it has one."""
+    if not getattr(system, "supports_snapshot", False):
+        return {"method": None, "storage_tokens": None, "items": None, "stored_sessions": None}
+    items = _guard(system, f"{where}: Snapshot", lambda: system.snapshot(namespace))
+    tokens = 0
+    stored: set[str] = set()
+    for item in items:
+        key = (system.label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
+        if key not in state.token_cache:
+            state.token_cache[key] = count_tokens(item.text, config.encoding)
+        tokens += state.token_cache[key]
+        for source in item.source_ids:
+            session = state.session_of.get(source) or (source if source in state.asker_of else None)
+            if session is not None:
+                stored.add(session)
+    return {"method": "snapshot", "storage_tokens": tokens, "items": len(items),
+            "stored_sessions": sorted(stored)}
+
+
+def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str) -> list[str]:
+    """Sessions whose marker comes back from Retrieve(marker): the no-Snapshot fallback (DRIFT §7.2).
+
+    A session counts as stored when a hit's text contains its marker verbatim; provenance
+    alone is not enough (a vector store returns its k nearest items for any query).
+    """
+    stored = []
+    for session_id in state.streamed:
+        marker = state.markers.get(session_id)
+        if not marker:
+            continue
+        probe = Probe(probe_id=f"marker-{session_id}", asked_by=state.asker_of.get(session_id, "harness"),
+                      query=marker, asked_at=state.last_time)
+        outcome = _guard(system, f"{where}: Retrieve (marker probe of session {session_id})",
+                         lambda: system.retrieve(namespace, probe, config.k))
+        if any(marker in hit.text for hit in outcome.hits[: config.k]):
+            stored.append(session_id)
+    return sorted(stored)
 
 
 #: Out-of-budget hits are kept in the records by their first characters only: the
@@ -158,24 +233,42 @@ def _hit_record(h) -> dict:
 
 
 def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, config: RunConfig, namespace: str,
-                scenario: str, header: HeaderLine | None) -> None:
+                scenario: str, state: _ScenarioState, repeat: int = 1) -> None:
+    where = f"scenario {scenario}, checkpoint {line.checkpoint_id}"
     for system in systems:
-        _guard(system, f"scenario {scenario}, checkpoint {line.checkpoint_id}: Flush",
-               lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        _guard(system, f"{where}: Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+    memory = {system.label: _memory_state(system, namespace, state, config, where) for system in systems}
     for probe in line.probes:
         for system in systems:
             outcome = _guard(system, f"scenario {scenario}, probe {probe.probe_id}: Retrieve",
                              lambda s=system: s.retrieve(namespace, probe, config.k))
+            started = time.perf_counter()
             context = build_context(outcome.hits[: config.k], config.budget_tokens, config.encoding)
             answer = answer_probe(probe, context)
+            reader_ms = (time.perf_counter() - started) * 1000.0
             writer.write({
-                "kind": "probe", "system": system.label, "scenario_id": scenario,
+                "kind": "probe", "system": system.label, "scenario_id": scenario, "repeat": repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
                 "hits": [_hit_record(h) for h in context], "hits_returned": len(outcome.hits),
                 "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
+                "reader_latency_ms": round(reader_ms, 3),
+                "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
                 "usage": outcome.usage, "violations": contract_violations(outcome, config.k), "error": None,
             })
+    for system in systems:
+        held = memory[system.label]
+        if held["method"] is None and state.markers:
+            held = {**held, "method": "marker_probe",
+                    "stored_sessions": _marker_probe(system, namespace, state, config, where)}
+        writer.write({"kind": "state", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                      "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
+                      "after_session": line.after_session, "sessions_streamed": len(state.streamed), **held,
+                      "error": None})
+
+
+def _rounded(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 3)
 
 
 def _guard(system, what: str, call):
@@ -194,13 +287,21 @@ class RunSummary:
 
 
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
-               progress: Progress = Progress()) -> RunSummary:
-    """Run every fixture in order; records go to ``records_path`` (appended)."""
+               progress: Progress = Progress(), repeats: int = 1) -> RunSummary:
+    """Run every fixture in order, ``repeats`` times; records go to ``records_path`` (appended).
+
+    Each repeat streams the whole corpus again into fresh namespaces
+    (``<prefix>/r<repeat>/<scenario>``) so a second pass measures the noise floor.
+    """
     writer = RecordWriter(records_path)
     summary = RunSummary(records_path=records_path)
     try:
-        for path in fixtures:
-            summary.scenarios.append(run_scenario(path, systems, writer, config, namespace_prefix, progress))
+        for repeat in range(1, repeats + 1):
+            prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
+            for path in fixtures:
+                scenario = run_scenario(path, systems, writer, config, prefix, progress, repeat)
+                if repeat == 1:
+                    summary.scenarios.append(scenario)
     finally:
         writer.close()
     return summary

@@ -37,6 +37,15 @@ class RetrievedHit:
     timestamp: str
 
 
+@dataclass(frozen=True)
+class SnapshotItem:
+    """One item of a memory's state (the MemoryState of DRIFT §7.7), text and provenance."""
+
+    item_id: str
+    text: str
+    source_ids: tuple[str, ...]
+
+
 @dataclass
 class StoreOutcome:
     latency_ms: float
@@ -66,6 +75,14 @@ class RemoteSystem:
     @property
     def provenance(self) -> bool:
         return bool(self.describe.get("capabilities", {}).get("provenance", False))
+
+    @property
+    def supports_snapshot(self) -> bool:
+        return bool(self.describe.get("capabilities", {}).get("snapshot", False))
+
+    def snapshot(self, namespace: str) -> list[SnapshotItem]:
+        """Every stored item; raises BackendCallError when the call fails."""
+        return [SnapshotItem(i.item_id, i.text, tuple(i.source_ids)) for i in self.client.snapshot(namespace)]
 
     def load_description(self) -> None:
         reply = self.client.describe()
@@ -107,13 +124,14 @@ class OracleSystem:
     label = "oracle"
     kind = "control"
     provenance = True
+    supports_snapshot = True
 
     def __init__(self, gold_by_scenario: dict[str, GoldFile]):
         self._gold = gold_by_scenario
         self._evidence: dict[str, list[str]] = {}
         self._kept: dict[str, dict[str, RetrievedHit]] = {}
         self.describe = {"name": "oracle", "version": "1",
-                         "capabilities": {"provenance": True, "snapshot": False, "deterministic": True},
+                         "capabilities": {"provenance": True, "snapshot": True, "deterministic": True},
                          "settings": {"reads": "gold evidence (harness side, never over the wire)"}}
         self.isolation = {"mode": "harness"}
 
@@ -144,6 +162,10 @@ class OracleSystem:
         kept = self._kept[namespace]
         hits = [kept[e] for e in truth.evidence if e in kept][:k]
         return RetrieveOutcome(hits, (time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE))
+
+    def snapshot(self, namespace: str) -> list[SnapshotItem]:
+        """The evidence messages kept so far: the smallest store that answers every probe."""
+        return [SnapshotItem(mid, hit.text, hit.source_ids) for mid, hit in self._kept[namespace].items()]
 
     def died(self) -> str | None:
         return None

@@ -5,9 +5,9 @@ fails all its probes together), so every interval resamples whole clusters
 (scenarios) with replacement, never single probes.
 
 Vectorisation: most statistics here are functions of per-cluster *sums* (correct
-count, probe count, summed recall...). One draw ``idx = rng.integers(0, C, size=(B, C))``
-from ``np.random.default_rng(seed)`` is turned into a count matrix ``W`` (B x C, how
-often replicate b drew cluster c); the replicate sums of a per-cluster vector ``s`` are
+count, probe count, summed recall...). One chunk-seeded draw of cluster indices
+(:func:`resample_counts`) is turned into a count matrix ``W`` (B x C, how often
+replicate b drew cluster c); the replicate sums of a per-cluster vector ``s`` are
 then ``W @ s`` (shape (B,)), with no Python loop over replicates.
 
 Conventions shared by every function:
@@ -27,6 +27,7 @@ Conventions shared by every function:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -46,21 +47,42 @@ _PERCENTILES = (2.5, 97.5)
 Interval = tuple[float | None, float | None, float | None]
 
 
-def resample_counts(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
+#: Replicates drawn per chunk; each chunk has its own child seed (see :func:`resample_counts`).
+CHUNK_SIZE = 256
+
+
+def _chunk_counts(n_clusters: int, rows: int, seed_seq: np.random.SeedSequence) -> np.ndarray:
+    idx = np.random.default_rng(seed_seq).integers(0, n_clusters, size=(rows, n_clusters))
+    flat = (idx + n_clusters * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n_clusters).reshape(rows, n_clusters)
+
+
+def resample_counts(n_clusters: int, n_boot: int, seed: int, *, workers: int = 1) -> np.ndarray:
     """Count matrix of a cluster bootstrap, shape (n_boot, n_clusters), int64.
 
-    Row b counts how often each cluster was drawn in replicate b, from
-    ``np.random.default_rng(seed).integers(0, n_clusters, size=(n_boot, n_clusters))``;
-    every row sums to ``n_clusters``. Raises ValueError for n_clusters < 1 or n_boot < 1.
+    Row b counts how often each cluster was drawn in replicate b; every row sums to
+    ``n_clusters``. Chunk-seeded: replicates are drawn in chunks of :data:`CHUNK_SIZE`
+    rows, chunk i from ``np.random.default_rng(SeedSequence(seed).spawn(n_chunks)[i])
+    .integers(0, n_clusters, size=(rows_i, n_clusters))``, so chunks are independent
+    streams and drawing them on ``workers`` threads gives the same matrix, bit for bit,
+    as drawing them serially. Raises ValueError for n_clusters < 1, n_boot < 1 or
+    workers < 1.
     """
     if n_clusters < 1:
         raise ValueError(f"need at least one cluster, got {n_clusters}")
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    flat = (idx + n_clusters * np.arange(n_boot)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    n_chunks = -(-n_boot // CHUNK_SIZE)
+    seeds = np.random.SeedSequence(seed).spawn(n_chunks)
+    rows = [min(CHUNK_SIZE, n_boot - i * CHUNK_SIZE) for i in range(n_chunks)]
+    if workers == 1 or n_chunks == 1:
+        parts = [_chunk_counts(n_clusters, r, s) for r, s in zip(rows, seeds)]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(lambda args: _chunk_counts(n_clusters, *args), zip(rows, seeds)))
+    return np.vstack(parts)
 
 
 def _interval(replicates: np.ndarray) -> tuple[float | None, float | None]:
@@ -201,19 +223,62 @@ def percentiles_ci(values_by_cluster: Sequence[np.ndarray], qs: Sequence[float],
     if not clusters or sum(arr.size for arr in clusters) == 0:
         return [(None, None, None) for _ in qs]
     pooled = np.concatenate(clusters)
-    sizes = np.array([arr.size for arr in clusters])
     values = np.percentile(pooled, qs, method="linear")
     weights = resample_counts(len(clusters), n_boot, seed)
-    replicates = np.full((n_boot, len(qs)), np.nan)
-    for b in range(n_boot):
-        # Same multiset as concatenating the drawn clusters; a percentile ignores order.
-        sample = np.repeat(pooled, np.repeat(weights[b], sizes))
-        if sample.size:
-            replicates[b] = np.percentile(sample, qs, method="linear")
+    replicates = replicate_percentiles(clusters, weights, qs)
     out: list[Interval] = []
     for j, value in enumerate(values):
         lo, hi = _interval(replicates[:, j])
         out.append((float(value), lo, hi))
+    return out
+
+
+def replicate_percentiles(values_by_cluster: Sequence[np.ndarray], weights: np.ndarray,
+                          qs: Sequence[float], *, chunk: int = CHUNK_SIZE) -> np.ndarray:
+    """Percentiles of every bootstrap replicate, vectorised; shape (B, len(qs)).
+
+    Replicate b is the multiset in which cluster c's values appear ``weights[b, c]``
+    times; its q-th percentile is numpy's "linear" method on that multiset, computed
+    without building it: with the pooled values sorted, the expanded sample's j-th
+    order statistic is the first value whose running weight exceeds j, and the
+    percentile interpolates between order statistics floor(h) and floor(h) + 1 at
+    h = (n_b - 1) q / 100. Replicates with no value (they drew only empty clusters)
+    are NaN. ``chunk`` bounds memory to chunk x N floats.
+    """
+    sizes = np.array([np.asarray(v).size for v in values_by_cluster], dtype=np.int64)
+    weights = np.asarray(weights)
+    if weights.ndim != 2 or weights.shape[1] != sizes.size:
+        raise ValueError(f"weights must be (B, {sizes.size}), got {weights.shape}")
+    qs = np.asarray(qs, dtype=float)
+    out = np.full((weights.shape[0], qs.size), np.nan)
+    if sizes.sum() == 0:
+        return out
+    pooled = np.concatenate([np.asarray(v, dtype=float).reshape(-1) for v in values_by_cluster])
+    owner = np.repeat(np.arange(sizes.size), sizes)
+    order = np.argsort(pooled, kind="stable")
+    ordered, owner = pooled[order], owner[order]
+    for start in range(0, weights.shape[0], chunk):
+        w = weights[start:start + chunk][:, owner]  # (b, N): copies of each sorted value
+        running = np.cumsum(w, axis=1)
+        total = running[:, -1]
+        h = (total[:, None] - 1) * qs[None, :] / 100.0  # (b, Q)
+        low = np.floor(h)
+        frac = h - low
+        # One searchsorted for every row at once: shift row i by i * (max total + 1) so the
+        # flattened running counts stay sorted and each row's ranks land in its own row.
+        rows = np.arange(w.shape[0])[:, None]
+        shift = rows * (int(total.max()) + 1)
+        flat = (running + shift).ravel()
+
+        def order_stat(rank: np.ndarray) -> np.ndarray:
+            # Index of the first value whose running count exceeds `rank`.
+            idx = np.searchsorted(flat, rank + shift, side="right") - rows * ordered.size
+            return ordered[np.clip(idx, 0, ordered.size - 1)]
+        lo_val = order_stat(low)
+        hi_val = order_stat(np.minimum(low + 1, (total - 1)[:, None]))
+        value = lo_val + frac * (hi_val - lo_val)
+        value[total == 0] = np.nan
+        out[start:start + chunk] = value
     return out
 
 

@@ -20,6 +20,8 @@ across runs and platforms), drives everything:
 3. **Sessions** in time order: topology (:mod:`conformance.world.topology`) gives
    participants and turn order, the synthesizer (:mod:`conformance.world.synthesis`)
    the text; the latent state and each value's evidence are tracked as events apply.
+   Every session, whatever its tier, gets one marker (:mod:`conformance.world.markers`):
+   a reference code in a sentence appended to a shared message, listed in the header.
 4. **Checkpoints**: probes of the requested types (DRIFT §6) built from the latent
    state at that moment; gold keeps answers, stale values, evidence (the newest
    ``EVIDENCE_PER_ATTRIBUTE`` statements per attribute) and owners. Askers have joined
@@ -49,6 +51,7 @@ from conformance.contract.fixture import (
     CheckpointLine, Choice, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine, Temporal,
 )
 from conformance.contract.gold import GoldEvent, GoldFile, GoldProbe
+from conformance.world import markers
 from conformance.world import templates as T
 from conformance.world.entities import REGISTRY, Attr, EntityType
 from conformance.world.entities.team import ATTRIBUTION_QUERIES, DECISIONS
@@ -161,6 +164,10 @@ class _Generator:
     def __post_init__(self) -> None:
         spec = self.spec
         self.rng = random.Random(f"{SOURCE}:{self.seed}:{spec.seed}:{spec.id}")
+        # Markers draw from their own stream, per session index and before any tier exists:
+        # they neither depend on nor shift anything else the generator draws.
+        self.markers = markers.draw_markers(random.Random(f"{SOURCE}:markers:{self.seed}:{spec.seed}:{spec.id}"),
+                                            spec.sessions)
         self.principal = spec.principal_id
         self.types: dict[str, EntityType] = {e.id: REGISTRY[e.type](e) for e in spec.entities}
         self.order = [e.id for e in spec.entities]
@@ -273,15 +280,16 @@ class _Generator:
         self._schedule_canaries(tiers)
         self._schedule_handoffs(tiers)
         start = START_TIME + timedelta(minutes=15 * self.rng.randrange(7 * 24 * 4))
+        width = max(2, len(str(spec.sessions)))
+        session_ids = [f"{spec.id}-s{number:0{width}d}" for number in range(1, spec.sessions + 1)]
         header = HeaderLine(
             scenario_id=spec.id, paradigm=spec.paradigm, source=SOURCE,
             horizons=[HorizonPhase(name=name, sessions=last - first + 1, session_gap_hours=gap)
                       for name, first, last, gap in spec.horizon.phases()],
             entities=[EntityRef(entity_id=e.id, type=e.type) for e in spec.entities], holdout=spec.holdout,
-            splits=sorted(spec.splits))
+            splits=sorted(spec.splits), markers={sid: m.code for sid, m in zip(session_ids, self.markers)})
         lines: list = [header]
         checkpoints = {cp.after_session: (n, cp) for n, cp in enumerate(spec.checkpoints, start=1)}
-        width = max(2, len(str(spec.sessions)))
         self.events: list[GoldEvent] = []
         self.tiers: dict[str, str] = {}
         self.snapshots: dict[str, dict[str, dict[str, str]]] = {}
@@ -293,12 +301,12 @@ class _Generator:
             if i > 0:
                 gap = next(g for _, first, last, g in spec.horizon.phases() if first <= number <= last)
                 begins = begins + timedelta(hours=gap)
-            session_id = f"{spec.id}-s{number:0{width}d}"
+            session_id = session_ids[i]
             present = self.present[i]
             event, tier = self._choose_event(tiers[i], present, i)
             ctx = SessionContext(present=present, pattern=self.patterns[i], voices=self.voices, styles=self.styles,
                                  event=event, distractor_values=self._distractor_values())
-            turns = self.synth.session(self.rng, ctx)
+            turns = markers.place(self.synth.session(self.rng, ctx), self.markers[i])
             messages = []
             for k, turn in enumerate(turns):
                 mid = f"{session_id}-m{k + 1}"

@@ -171,7 +171,7 @@ def test_main_command_runs_keyword_and_mem0_side_by_side(adapter, tmp_path):
     doc = json.loads((tmp_path / "result.json").read_text())
     jsonschema.validate(doc, json.loads((ROOT / "schema" / "result.schema.json").read_text()))
     systems = doc["systems"]
-    assert list(systems) == ["none", "oracle", "keyword", "mem0"]
+    assert list(systems) == ["none", "oracle", "reference-compressor", "keyword", "mem0"]
     assert systems["mem0"]["describe"]["internal_models"] == ["sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"]
     pids = {doc["receipt"]["isolation"][s]["pid"] for s in ("none", "keyword", "mem0")}
     assert len(pids) == 3

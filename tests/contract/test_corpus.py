@@ -109,3 +109,85 @@ def test_fixtures_hash_changes_with_any_byte_and_name(tmp_path):
     assert fixtures_hash(f, g) == first
     (g / "sc-1.json").write_text((g / "sc-1.json").read_text() + " ")
     assert fixtures_hash(f, g) != first
+
+
+# --- session markers (DRIFT §7.2 selectivity fallback) ------------------------------
+
+def marked_corpus(tmp_path, markers, texts=("Filed as KX4821.", "Ref QB2093."), scopes=("shared", "shared")):
+    """Two sessions with the given message texts and header markers, no probes."""
+    sessions = [SessionLine(session_id=f"s{i}", index=i, time=T, participants=["u"],
+                            messages=[Message(message_id=f"m{i}", author="u", role="user", text=text, timestamp=T,
+                                              scope=scope)])
+                for i, (text, scope) in enumerate(zip(texts, scopes))]
+    write_fixture(tmp_path / "f" / "sc-1.jsonl", [header().model_copy(update={"markers": markers}), *sessions])
+    write_gold(tmp_path / "g" / "sc-1.json", GoldFile(scenario_id="sc-1", source="test", probes=[]))
+    return tmp_path / "f", tmp_path / "g"
+
+
+def test_markers_that_follow_the_rules_validate(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821", "s1": "QB2093"})
+    assert validate_corpus(f, g) == ["sc-1"]
+    assert next(iter_fixture(f / "sc-1.jsonl")).markers == {"s0": "KX4821", "s1": "QB2093"}
+    # No markers at all (imported datasets) is valid too; so is a marker only some sessions have.
+    f, g = marked_corpus(tmp_path / "b", {})
+    assert validate_corpus(f, g) == ["sc-1"]
+    f, g = marked_corpus(tmp_path / "c", {"s1": "QB2093"})
+    assert validate_corpus(f, g) == ["sc-1"]
+
+
+def test_a_marker_missing_from_its_session_is_rejected(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821", "s1": "QB2094"})
+    with pytest.raises(CorpusError) as err:
+        validate_corpus(f, g)
+    assert err.value.line == 3 and err.value.field == "markers.s1"
+    assert "sc-1.jsonl:3" in str(err.value) and "'QB2094' of session 's1' does not occur" in str(err.value)
+    # A whole word, with its case: a longer word or another case does not count.
+    for text in ("Filed as KX48210.", "Filed as kx4821."):
+        f, g = marked_corpus(tmp_path / text, {"s0": "KX4821"}, texts=(text, "Ref QB2093."))
+        with pytest.raises(CorpusError, match=r"sc-1.jsonl:2: markers.s0: marker 'KX4821' of session 's0'"):
+            validate_corpus(f, g)
+
+
+def test_a_marker_only_in_a_private_message_is_rejected(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821"}, scopes=("private", "shared"))
+    with pytest.raises(CorpusError, match=r"sc-1.jsonl:2: markers.s0: .*does not occur .*in a shared message"):
+        validate_corpus(f, g)
+
+
+def test_a_marker_present_in_two_sessions_is_rejected(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821", "s1": "QB2093"},
+                         texts=("Filed as KX4821.", "Ref QB2093, like KX4821."))
+    with pytest.raises(CorpusError) as err:
+        validate_corpus(f, g)
+    assert err.value.line == 3 and err.value.field == "messages.0.text"
+    assert "marker 'KX4821' of session 's0' also occurs in session 's1'" in str(err.value)
+    # ... also when the first session lists no marker of its own, or the second comes first.
+    f, g = marked_corpus(tmp_path / "b", {"s1": "QB2093"}, texts=("QB2093 first", "Ref QB2093."))
+    with pytest.raises(CorpusError, match=r"sc-1.jsonl:2: .*'QB2093' of session 's1' also occurs in session 's0'"):
+        validate_corpus(f, g)
+
+
+def test_one_marker_for_two_sessions_is_rejected(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821", "s1": "KX4821"}, texts=("Filed as KX4821.", "KX4821"))
+    with pytest.raises(CorpusError, match=r"sc-1.jsonl:1: markers.s1: session 's1' has the marker 'KX4821' of "
+                                          r"session 's0'"):
+        validate_corpus(f, g)
+
+
+def test_a_marker_keyed_by_an_unknown_session_is_rejected(tmp_path):
+    f, g = marked_corpus(tmp_path, {"s0": "KX4821", "s1": "QB2093", "s7": "ZZ9999"})
+    with pytest.raises(CorpusError) as err:
+        validate_corpus(f, g)
+    assert err.value.line == 1 and err.value.field == "markers.s7"
+    assert "sc-1.jsonl:1" in str(err.value) and "keyed by 's7', which is no session of this fixture" in str(err.value)
+
+
+def test_marker_values_and_keys_are_checked_by_the_schema(tmp_path):
+    f, _ = marked_corpus(tmp_path, {"s0": "KX4821"})
+    path = f / "sc-1.jsonl"
+    _rewrite_line(path, 1, lambda d: d["markers"].update({"s1": ""}))
+    with pytest.raises(CorpusError, match=r"sc-1.jsonl:1: markers.s1"):
+        list(iter_fixture(path))
+    _rewrite_line(path, 1, lambda d: d.update(markers={"../x": "QB2093"}))
+    with pytest.raises(CorpusError, match=r"sc-1.jsonl:1: markers"):
+        list(iter_fixture(path))

@@ -19,8 +19,11 @@ from conformance.scoring import (
 
 
 def _draws(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
-    """The documented draw, written out again so the tests do not trust the module."""
-    return np.random.default_rng(seed).integers(0, n_clusters, size=(n_boot, n_clusters))
+    """The documented chunk-seeded draw, written out again so the tests do not trust the module."""
+    chunks = -(-n_boot // 256)
+    children = np.random.SeedSequence(seed).spawn(chunks)
+    return np.vstack([np.random.default_rng(child).integers(0, n_clusters, size=(min(256, n_boot - 256 * i), n_clusters))
+                      for i, child in enumerate(children)])
 
 
 def _slow_interval(replicates: list[float]) -> tuple[float, float]:
@@ -48,6 +51,14 @@ def test_count_matrix_counts_the_draws():
     assert (weights.sum(axis=1) == 5).all()
     for b in range(50):
         assert weights[b].tolist() == np.bincount(idx[b], minlength=5).tolist()
+
+
+def test_count_matrix_spans_chunks_and_parallel_equals_serial():
+    serial = resample_counts(7, 1000, seed=11)
+    assert serial.tolist() == [np.bincount(row, minlength=7).tolist() for row in _draws(7, 1000, seed=11)]
+    assert np.array_equal(resample_counts(7, 1000, seed=11, workers=4), serial)
+    # A chunk is its own stream: the first 256 replicates do not depend on n_boot.
+    assert np.array_equal(resample_counts(7, 300, seed=11)[:256], serial[:256])
 
 
 @pytest.mark.parametrize("clusters,n_boot", [(0, 10), (3, 0)])

@@ -1,0 +1,519 @@
+"""The HTML report: one self-contained file (inline CSS, inline SVG plots, no script).
+
+The tables and the deviations list are built here as plain data (``Table``, ``Cell``,
+``deviations``) and rendered twice: as HTML below and as Markdown in
+``conformance.report.markdown``. Every string that comes from the result (adapter
+names, notes, reasons, metric and config keys) is untrusted and escaped on output.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.contract.result import MetricValue, ResultDocument, SystemResult
+
+HORIZONS = ("short", "medium", "long")
+
+HEADLINE = (
+    ("drift_c", "DRIFT-C"),
+    ("drift_e", "DRIFT-E"),
+    ("mvot", "MVOT"),
+    ("selectivity", "selectivity"),
+    ("revision_accuracy", "revision accuracy"),
+    ("action_alignment", "action alignment"),
+    ("privacy_score", "privacy score (safety, apart)"),
+    ("tes", "TES"),
+    ("lps", "LPS"),
+    ("accuracy", "accuracy"),
+    ("recall_at_k", "recall@k"),
+    ("read_latency_ms_p99", "read p99 ms"),
+    ("write_latency_ms_p99", "write p99 ms"),
+    ("dialectic_speed_ms", "dialectic speed ms"),
+)
+
+CAPABILITY = (
+    ("drift_c", "DRIFT-C"),
+    ("mvot", "MVOT"),
+    ("selectivity", "selectivity"),
+    ("revision_accuracy", "revision accuracy"),
+    ("action_alignment", "action alignment"),
+)
+
+EFFICIENCY = (
+    ("drift_e", "DRIFT-E"),
+    ("tes", "TES"),
+    ("lps", "LPS"),
+    ("dialectic_speed_ms", "dialectic speed ms"),
+    ("storage_tokens_per_session", "storage tokens / session"),
+    ("token_cost_per_session", "token cost / session"),
+)
+
+LATENCIES = (
+    ("read_latency_ms", "read"),
+    ("write_latency_ms", "write"),
+    ("ttfrt_ms", "TTFRT"),
+)
+QUANTILES = ("p50", "p95", "p99")
+
+ACCURACY = (
+    ("accuracy", "accuracy (headline)"),
+    ("abstention_accuracy", "abstention accuracy (apart)"),
+    ("recall_at_k", "recall@k"),
+    ("recall_all_in_budget", "all evidence in budget"),
+    ("update_correctness", "update correctness"),
+    ("deprecation_correctness", "deprecation correctness"),
+)
+
+# A measurement description naming one of these is not the standard method.
+NONSTANDARD = re.compile(r"fallback|falls? back|probing|no snapshot|without snapshot|no answer model|"
+                         r"without an? answer model|estimat|approximat|proxy|unavailable|not available|"
+                         r"not supported|unsupported", re.I)
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One formatted metric: ``value`` text, optional ``interval`` text, or n/a with why."""
+
+    value: str
+    interval: str | None = None
+    n: int | None = None
+    na: bool = False
+    excludes_zero: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.value if self.interval is None else f"{self.value} {self.interval}"
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    caption: str
+    columns: list[str]
+    rows: list[tuple[str, list[Cell]]] = field(default_factory=list)
+    empty: str | None = None
+    """Set instead of rows when the result has nothing for this table: the sentence to show."""
+
+
+def digits(name: str) -> int:
+    if "_ms" in name or "token" in name:
+        return 1
+    return 3
+
+
+def _num(x: float, d: int, signed: bool) -> str:
+    if not math.isfinite(x):
+        return str(x)
+    return f"{x:+.{d}f}" if signed else f"{x:.{d}f}"
+
+
+def cell(name: str, metric: MetricValue | None, signed: bool = False) -> Cell:
+    if metric is None:
+        return Cell("n/a (not in result)", na=True)
+    if metric.value is None:
+        return Cell(f"n/a ({metric.reason})" if metric.reason else "n/a", n=metric.n, na=True)
+    d = digits(name)
+    interval, excludes_zero = None, False
+    if metric.ci95 is not None:
+        lo, hi = metric.ci95
+        interval = f"[{_num(lo, d, signed)}, {_num(hi, d, signed)}]"
+        excludes_zero = signed and (lo > 0 or hi < 0)
+    return Cell(_num(metric.value, d, signed), interval, metric.n, excludes_zero=excludes_zero)
+
+
+def system_label(label: str, result: SystemResult) -> str:
+    return f"{label} (control)" if result.kind == "control" else label
+
+
+def _present(doc: ResultDocument, names: list[str]) -> bool:
+    return any(name in r.metrics for r in doc.systems.values() for name in names)
+
+
+def _suffixes(doc: ResultDocument, prefix: str, order: tuple[str, ...] = ()) -> list[str]:
+    found = {name[len(prefix):] for r in doc.systems.values() for name in r.metrics if name.startswith(prefix)}
+    return [s for s in order if s in found] + sorted(found - set(order))
+
+
+def headline_table(doc: ResultDocument) -> Table:
+    table = Table("headline", "Headline", "One row per system; each value with its 95% cluster-bootstrap interval "
+                  "over scenarios. The privacy score is a safety property, reported apart from DRIFT-C.",
+                  [title for _, title in HEADLINE])
+    for label, result in doc.systems.items():
+        table.rows.append((system_label(label, result), [cell(name, result.metrics.get(name)) for name, _ in HEADLINE]))
+    return table
+
+
+def capability_table(doc: ResultDocument) -> Table:
+    table = Table("capability", "Capability by horizon", "Each capability metric overall and per horizon class "
+                  "(DRIFT §7.6).", ["all", *HORIZONS])
+    names = [n for metric, _ in CAPABILITY for n in (metric, *(f"{metric}.{h}" for h in HORIZONS))]
+    if not _present(doc, names):
+        table.empty = "No capability metrics (DRIFT-C, MVOT, selectivity, revision, action) in this result."
+        return table
+    shown = [(metric, title) for metric, title in CAPABILITY
+             if _present(doc, [metric, *(f"{metric}.{h}" for h in HORIZONS)])]
+    for label, result in doc.systems.items():
+        for metric, title in shown:
+            cells = [cell(metric, result.metrics.get(metric))]
+            cells += [cell(metric, result.metrics.get(f"{metric}.{h}")) for h in HORIZONS]
+            table.rows.append((f"{system_label(label, result)}: {title}", cells))
+    return table
+
+
+def efficiency_table(doc: ResultDocument) -> Table:
+    table = Table("efficiency", "Efficiency",
+                  "Token efficiency, latency profile and their composite (DRIFT §7.7-7.9).",
+                  [title for _, title in EFFICIENCY])
+    if not _present(doc, [n for n, _ in EFFICIENCY]):
+        table.empty = "No efficiency metrics (DRIFT-E, TES, LPS, dialectic speed, token costs) in this result."
+        return table
+    for label, result in doc.systems.items():
+        table.rows.append((system_label(label, result), [cell(n, result.metrics.get(n)) for n, _ in EFFICIENCY]))
+    return table
+
+
+def latency_table(doc: ResultDocument) -> Table:
+    table = Table("latency", "Latency", "Milliseconds per call, pooled over the run.", list(QUANTILES))
+    if not _present(doc, [f"{k}_{q}" for k, _ in LATENCIES for q in QUANTILES]):
+        table.empty = "No latency quantiles in this result."
+        return table
+    for label, result in doc.systems.items():
+        for key, title in LATENCIES:
+            names = [f"{key}_{q}" for q in QUANTILES]
+            if not any(n in result.metrics for n in names) and key == "ttfrt_ms":
+                continue
+            table.rows.append((f"{system_label(label, result)}: {title}",
+                               [cell(n, result.metrics.get(n)) for n in names]))
+    return table
+
+
+def accuracy_table(doc: ResultDocument) -> Table:
+    table = Table("accuracy", "Accuracy and recall",
+                  "Abstention accuracy is reported apart from the headline accuracy.",
+                  [title for _, title in ACCURACY])
+    for label, result in doc.systems.items():
+        table.rows.append((system_label(label, result), [cell(n, result.metrics.get(n)) for n, _ in ACCURACY]))
+    return table
+
+
+def _transposed(doc: ResultDocument, key: str, title: str, caption: str, prefix: str, order: tuple[str, ...],
+                empty: str) -> Table:
+    table = Table(key, title, caption, [system_label(label, r) for label, r in doc.systems.items()])
+    suffixes = _suffixes(doc, prefix, order)
+    if not suffixes:
+        table.empty = empty
+        return table
+    for suffix in suffixes:
+        name = prefix + suffix
+        table.rows.append((suffix, [cell(name, r.metrics.get(name)) for r in doc.systems.values()]))
+    return table
+
+
+def per_type_table(doc: ResultDocument) -> Table:
+    return _transposed(doc, "per-type", "Accuracy by probe type", "One row per probe type, one column per system.",
+                       "accuracy.", (), "No per-probe-type accuracy in this result (free-form imports are scored on "
+                       "retrieval only).")
+
+
+def paradigm_table(doc: ResultDocument) -> Table:
+    return _transposed(doc, "by-paradigm", "Accuracy by paradigm", "One row per paradigm, one column per system.",
+                       "accuracy_by_paradigm.", (), "No accuracy-by-paradigm breakdown in this result.")
+
+
+def horizon_table(doc: ResultDocument) -> Table:
+    return _transposed(doc, "by-horizon", "Accuracy by horizon", "One row per horizon class, one column per system.",
+                       "accuracy_by_horizon.", HORIZONS, "No accuracy-by-horizon breakdown in this result.")
+
+
+def paired_tables(doc: ResultDocument) -> list[Table]:
+    families = (
+        ("paired-none", "Paired difference vs none", "System minus the none control, per probe, cluster "
+         "bootstrap. Bold: the 95% interval excludes 0.", "paired_vs_none", lambda label, r: f"{label} − none"),
+        ("paired-baseline", "Paired difference vs the baseline system", "System minus the baseline system, per "
+         "probe, cluster bootstrap. Bold: the 95% interval excludes 0.", "paired_vs_baseline",
+         lambda label, r: f"{label} − {r.baseline_system or 'baseline'}"),
+        ("noise-floor", "Noise floor", "With --repeat 2: the second run minus the first, per probe. A comparison "
+         "must exceed this interval around 0 to mean anything.", "noise_floor",
+         lambda label, r: f"{label}: run 2 − run 1"),
+    )
+    tables = []
+    for key, title, caption, attr, header in families:
+        having = [(label, r) for label, r in doc.systems.items() if getattr(r, attr)]
+        table = Table(key, title, caption, [header(label, r) for label, r in having])
+        names = sorted({n for _, r in having for n in getattr(r, attr)}, key=_metric_order)
+        if not names:
+            table.empty = f"No {title[0].lower() + title[1:]} in this result."
+        for name in names:
+            table.rows.append((name, [cell(name, getattr(r, attr).get(name), signed=True) for _, r in having]))
+        tables.append(table)
+    return tables
+
+
+def _covered(name: str) -> bool:
+    fixed = {n for group in (HEADLINE, EFFICIENCY, ACCURACY) for n, _ in group}
+    fixed |= {f"{k}_{q}" for k, _ in LATENCIES for q in QUANTILES}
+    fixed |= {f"{m}.{h}" for m, _ in CAPABILITY for h in HORIZONS}
+    return name in fixed or name.startswith(("accuracy.", "accuracy_by_paradigm.", "accuracy_by_horizon."))
+
+
+def _metric_order(name: str) -> tuple:
+    order = [n for group in (HEADLINE, EFFICIENCY, ACCURACY) for n, _ in group]
+    return (order.index(name) if name in order else len(order), name)
+
+
+def other_table(doc: ResultDocument) -> Table:
+    table = Table("other", "Other metrics", "Metrics in the result that no table above shows.",
+                  [system_label(label, r) for label, r in doc.systems.items()])
+    names = sorted({n for r in doc.systems.values() for n in r.metrics if not _covered(n)})
+    if not names:
+        table.empty = "None: every metric in the result is shown above."
+    for name in names:
+        table.rows.append((name, [cell(name, r.metrics.get(name)) for r in doc.systems.values()]))
+    return table
+
+
+def tables(doc: ResultDocument) -> list[Table]:
+    """Every table of the report, in page order (the paired ones at the end)."""
+    return [headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
+            accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), other_table(doc),
+            *paired_tables(doc)]
+
+
+def nonstandard(how: str) -> bool:
+    return bool(NONSTANDARD.search(how))
+
+
+def deviations(doc: ResultDocument) -> list[str]:
+    """Plain sentences: every way this run departs from the fairness contract."""
+    out = []
+    if not doc.complete:
+        out.append("The run stopped early (complete = false): its numbers cover only what finished.")
+    out += [f"Run error: {e}" for e in doc.errors]
+    out += [f"Run: {note}" for note in doc.receipt.notes]
+    missing: dict[tuple[str, ...], list[str]] = {}
+    for label, result in doc.systems.items():
+        out += [f"{label}: {note}" for note in result.notes]
+        for metric, how in sorted(result.measurement.items()):
+            if nonstandard(how):
+                out.append(f"{label}: {metric} measured by {how}, not the standard method.")
+        reasons: dict[str, list[str]] = {}
+        for name, m in result.metrics.items():
+            if m.value is None:
+                reasons.setdefault(m.reason or "no reason given", []).append(name)
+        for reason, names in reasons.items():
+            out.append(f"{label}: {', '.join(sorted(names, key=_metric_order))} n/a — {reason}")
+        absent = tuple(name for name, _ in HEADLINE if name not in result.metrics)
+        if absent:
+            missing.setdefault(absent, []).append(label)
+    for absent, labels in missing.items():
+        out.append(f"{', '.join(labels)}: not in this result, shown as n/a: {', '.join(absent)}.")
+    return out
+
+
+def measurements(doc: ResultDocument) -> list[tuple[str, str, str, bool]]:
+    """(system, metric, how, nonstandard) for every measurement entry."""
+    return [(label, metric, how, nonstandard(how)) for label, r in doc.systems.items()
+            for metric, how in sorted(r.measurement.items())]
+
+
+def summary(doc: ResultDocument) -> list[tuple[str, str]]:
+    cfg = doc.receipt.config
+
+    def get(key: str) -> str:
+        return scalar(cfg[key]) if key in cfg else "not recorded"
+
+    return [
+        ("scenarios", str(len(doc.receipt.scenarios))),
+        ("systems", ", ".join(system_label(label, r) for label, r in doc.systems.items()) or "none"),
+        ("k (hits per Retrieve)", get("k")),
+        ("context budget (tokens)", get("budget_tokens")),
+        ("encoding", get("encoding")),
+        ("bootstrap seed", str(doc.receipt.seed)),
+        ("bootstrap resamples", get("bootstrap_resamples")),
+        ("started", doc.receipt.started_at),
+        ("finished", doc.receipt.finished_at),
+        ("complete", "yes" if doc.complete else "no: the run stopped early"),
+        ("result schema version", doc.schema_version),
+    ]
+
+
+def scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: #1d2330;
+       margin: 0 auto; padding: 1.5em 2em 4em; max-width: 1400px; }
+h1 { font-size: 1.7em; margin-bottom: 0.2em; }
+h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #d0d5de; padding-bottom: 0.2em; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
+nav ul { columns: 3; list-style: none; padding: 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 0.6em 0 1em; font-variant-numeric: tabular-nums; }
+caption { caption-side: top; text-align: left; color: #556; padding-bottom: 0.3em; font-size: 0.92em; }
+th, td { border: 1px solid #d0d5de; padding: 0.3em 0.55em; vertical-align: top; }
+thead th { background: #eef1f6; font-weight: 600; text-align: center; }
+tbody th { text-align: left; font-weight: 600; background: #f7f8fb; white-space: nowrap; }
+td { text-align: right; white-space: nowrap; }
+td .ci { display: block; color: #667; font-size: 0.82em; }
+td.na { color: #8a8f99; font-style: italic; white-space: normal; max-width: 14em; text-align: left; }
+td.sig .v { font-weight: 700; }
+td.txt { text-align: left; white-space: normal; }
+dl.summary { display: grid; grid-template-columns: max-content auto; gap: 0.15em 1.2em; }
+dl.summary dt { font-weight: 600; } dl.summary dd { margin: 0; }
+dl.tree { display: grid; grid-template-columns: max-content 1fr; gap: 0.15em 1.2em; margin: 0.2em 0; }
+dl.tree dt { font-weight: 600; } dl.tree dd { margin: 0; overflow-wrap: anywhere; }
+dl.tree dl.tree { padding-left: 0.6em; border-left: 2px solid #e3e6ec; }
+code, .hash { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.92em; }
+figure { margin: 1em 0 2em; } figcaption { color: #556; font-size: 0.92em; margin-top: 0.3em; }
+svg.plot { width: 100%; height: auto; display: block; }
+p.missing { color: #8a5a00; background: #fff7e6; border-left: 3px solid #e0a020; padding: 0.4em 0.8em; }
+.warning { color: #8a1c1c; background: #fdecec; border-left: 3px solid #c03030; padding: 0.4em 0.8em; }
+ul.deviations li { margin: 0.2em 0; }
+"""
+
+_e = html.escape
+
+
+def _cell_html(c: Cell) -> str:
+    title = f' title="n = {c.n}"' if c.n is not None else ""
+    if c.na:
+        return f'<td class="na"{title}>{_e(c.value)}</td>'
+    ci = f'<span class="ci">{_e(c.interval)}</span>' if c.interval is not None else ""
+    cls = ' class="sig"' if c.excludes_zero else ""
+    return f'<td{cls}{title}><span class="v">{_e(c.value)}</span>{ci}</td>'
+
+
+def table_html(table: Table, level: int = 3) -> str:
+    parts = [f'<h{level} id="{table.key}">{_e(table.title)}</h{level}>']
+    if table.empty is not None:
+        parts.append(f'<p class="missing">{_e(table.empty)}</p>')
+        return "\n".join(parts)
+    parts.append('<div class="scroll"><table>')
+    parts.append(f"<caption>{_e(table.caption)}</caption>")
+    parts.append("<thead><tr><th></th>" + "".join(f'<th scope="col">{_e(c)}</th>' for c in table.columns)
+                 + "</tr></thead><tbody>")
+    for label, cells in table.rows:
+        parts.append(f'<tr><th scope="row">{_e(label)}</th>' + "".join(_cell_html(c) for c in cells) + "</tr>")
+    parts.append("</tbody></table></div>")
+    return "\n".join(parts)
+
+
+def tree_html(value: Any) -> str:
+    """A nested dict/list as nested definition lists; every string escaped."""
+    if isinstance(value, dict):
+        if not value:
+            return "<em>none</em>"
+        return '<dl class="tree">' + "".join(f"<dt>{_e(str(k))}</dt><dd>{tree_html(v)}</dd>"
+                                             for k, v in value.items()) + "</dl>"
+    if isinstance(value, list):
+        if not value:
+            return "<em>none</em>"
+        if all(not isinstance(v, (dict, list)) for v in value):
+            return _e(", ".join(scalar(v) for v in value))
+        return "<ol>" + "".join(f"<li>{tree_html(v)}</li>" for v in value) + "</ol>"
+    return _e(scalar(value))
+
+
+def _figure(svg: str | None, why: str | None, caption: str) -> str:
+    if svg is None:
+        return f'<p class="missing">{_e(why or "No data.")}</p>'
+    return f"<figure>\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>"
+
+
+def render_html(doc: ResultDocument) -> str:
+    from conformance.report import plots
+
+    receipt = doc.receipt
+    all_tables = tables(doc)
+    by_key = {t.key: t for t in all_tables}
+    sections: list[str] = []
+
+    head = [("summary", "Run summary"), ("headline", "Headline"), ("paired", "Paired differences"),
+            ("plots", "Plots"), ("details", "All tables"), ("breakdowns", "Breakdowns"),
+            ("measurement", "How metrics were measured"), ("deviations", "Deviations from the fairness contract"),
+            ("systems", "Systems"), ("receipt", "Receipt")]
+    sections.append('<nav><ul>' + "".join(f'<li><a href="#{k}">{_e(t)}</a></li>' for k, t in head) + "</ul></nav>")
+
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in summary(doc))
+    warn = "" if doc.complete else '<p class="warning">This run stopped early; see the deviations below.</p>'
+    sections.append(f'<h2 id="summary">Run summary</h2>{warn}<dl class="summary">{items}</dl>')
+
+    sections.append(table_html(by_key["headline"], level=2))
+
+    sections.append('<h2 id="paired">Paired differences</h2>')
+    sections += [table_html(by_key[k]) for k in ("paired-none", "paired-baseline", "noise-floor")]
+
+    sections.append('<h2 id="plots">Plots</h2>')
+    svg, why = plots.accuracy_by_type(doc)
+    sections.append("<h3>Accuracy by probe type</h3>" + _figure(
+        svg, why, "From metrics accuracy.<probe type> (value and ci95), grouped by system."))
+    svg, why = plots.latency(doc)
+    sections.append("<h3>Latency distributions</h3>" + _figure(
+        svg, why, "From series.latency_quantiles_ms: the 0th to 100th percentiles of each latency, per system, "
+                  "on a log-millisecond axis."))
+    svg, why = plots.token_cost_curve(doc)
+    sections.append("<h3>Token cost curve</h3>" + _figure(
+        svg, why, "From series.token_cost_curve: MVOT up to each checkpoint against the mean cumulative tokens "
+                  "(write + storage + read) spent so far."))
+
+    sections.append('<h2 id="details">All tables</h2>')
+    sections += [table_html(by_key[k]) for k in ("capability", "efficiency", "latency", "accuracy", "per-type",
+                                                  "other")]
+    sections.append('<h2 id="breakdowns">Breakdowns</h2>')
+    sections += [table_html(by_key[k]) for k in ("by-paradigm", "by-horizon")]
+
+    sections.append('<h2 id="measurement">How metrics were measured</h2>')
+    rows = measurements(doc)
+    if rows:
+        body = "".join(f'<tr><th scope="row">{_e(s)}</th><td class="txt">{_e(m)}</td><td class="txt">{_e(h)}</td>'
+                       f"<td class=\"txt\">{'deviation' if bad else 'standard'}</td></tr>" for s, m, h, bad in rows)
+        sections.append('<div class="scroll"><table><caption>Metrics whose method can differ between systems.'
+                        '</caption><thead><tr><th>system</th><th>metric</th><th>method</th><th></th></tr></thead>'
+                        f"<tbody>{body}</tbody></table></div>")
+    else:
+        sections.append('<p class="missing">The result records no per-metric measurement methods: every metric '
+                        "was measured the standard way or the result predates the record.</p>")
+
+    sections.append('<h2 id="deviations">Deviations from the fairness contract</h2>')
+    devs = deviations(doc)
+    if devs:
+        sections.append('<ul class="deviations">' + "".join(f"<li>{_e(d)}</li>" for d in devs) + "</ul>")
+    else:
+        sections.append("<p>None recorded: every system was measured the standard way and every metric is defined.</p>")
+
+    sections.append('<h2 id="systems">Systems</h2>')
+    sys_items = {label: {"adapter": r.adapter, "kind": r.kind, "baseline system": r.baseline_system,
+                         "describe": r.describe} for label, r in doc.systems.items()}
+    sections.append(tree_html(sys_items))
+
+    sections.append('<h2 id="receipt">Receipt</h2>')
+    sections.append(tree_html({
+        "fixtures hash": receipt.fixtures_hash, "gold hash": receipt.gold_hash,
+        "git commit": receipt.git_commit or "not recorded", "seed": receipt.seed,
+        "started": receipt.started_at, "finished": receipt.finished_at,
+        "versions": receipt.versions, "config": receipt.config, "isolation": receipt.isolation,
+        "notes": receipt.notes or "none", "scenarios": receipt.scenarios,
+    }))
+
+    title = f"drift-conformance report: {len(receipt.scenarios)} scenarios, {len(doc.systems)} systems"
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<h1>{_e(title)}</h1>\n<p>Every number carries its 95% cluster-bootstrap interval over scenarios "
+            "<span class=\"ci\">[low, high]</span>; n/a means undefined for this run, with the reason, never 0.</p>\n"
+            + "\n".join(sections) + "\n</body>\n</html>\n")

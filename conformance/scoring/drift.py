@@ -1,0 +1,768 @@
+"""The DRIFT metric suite (DRIFT §7.1-§7.9), from counts, with joint cluster-bootstrap intervals.
+
+Every metric here is a function of per-scenario quantities (sums of counts, tokens, or
+latency samples). One count matrix ``W`` (B replicates x C scenarios, in sorted scenario
+id order, :func:`conformance.scoring.bootstrap.resample_counts`) is drawn per system and
+shared by all its metrics, so a composite (DRIFT-C, DRIFT-E) and its parts are resampled
+together. Intervals are the 2.5th/97.5th percentiles of the finite replicates.
+
+Decisions where the spec is silent or a formula is undefined (each is also written
+next to its formula below, and in the README):
+
+- **MVOT (§7.1)** is over *checkpoints*: E(t) is the error rate over the checkpoint's
+  non-abstention probes with a scored answer (canaries excluded: they are privacy, §7.5).
+  A checkpoint where the amnesiac (``none``) makes no error has an undefined term and is
+  left out of T (the count left out is reported); no defined checkpoint -> n/a.
+  C_mem / C_base are tokens stored per session, read from Snapshot with tiktoken, summed
+  over the same checkpoints for the system and the reference compressor. The efficiency
+  term ``C_base / C_mem`` is **capped at 1**, so MVOT <= 1 holds (a memory smaller than
+  the reference earns no bonus beyond the maximum); a system storing nothing has
+  efficiency 1. No Snapshot -> storage unknown -> MVOT n/a (``error_reduction``, the
+  uncapped-by-storage part, is still reported).
+- **Selectivity (§7.2)**: soft-signal sessions count as signal. "Stored" means a Snapshot
+  item cites the session (a message of it or the session id); without Snapshot, the
+  marker probe (the runner retrieves each session's innocuous marker; a hit containing
+  it means stored), labelled in ``measurement``. Judged at the scenario's last
+  checkpoint (per horizon: at the last checkpoint of that horizon) over the sessions
+  streamed by then.
+- **Action Alignment (§7.4)** is hermetic: per multiple-choice action probe, +1 when the
+  system chose right and the amnesiac wrong, -1 for the reverse, 0 otherwise; the mean
+  m in [-1, 1] is reported as (m + 1) / 2.
+- **Privacy (§7.5)** = 1 - share of canary probes whose answer names the owner's
+  private value. Multi-peer only; never part of DRIFT-C.
+- **DRIFT-C (§7.6)**: per horizon h, the §7.6 weights over (MVOT_h, Selectivity_h,
+  Revision_h, Action_h); a part undefined for the corpus at h (no revision or action
+  probes there) is left out and the other weights renormalised (listed in
+  ``measurement``); then the 0.20/0.30/0.50 horizon weights, renormalised over the
+  horizons the run has checkpoints in. n/a when MVOT or Selectivity is n/a.
+- **TES (§7.7)**: TC = (W + S_final + R) / sessions per scenario pooled, where W and R are
+  the LLM tokens the adapter reports in Store / Retrieve usage (R x Q_rate summed over
+  queries is total read tokens per session) and S_final the Snapshot tokens at the
+  scenario's end. TES = (MVOT / MVOT_ref) / (TC / TC_ref). n/a when MVOT_ref <= 0, TC = 0
+  or TC_ref = 0.
+- **DRIFT-E (§7.9)** = 0.55 x clip(TES, 0, 1) + 0.45 x LPS. TES is unbounded above; it is
+  clipped to [0, 1] as LPS's parts are capped at their reference (a system at least as
+  token-efficient as the reference compressor gets full marks; one worse than the
+  amnesiac gets 0).
+- **LPS (§7.8)** = 0.40 min(1, 50 ms / RL_p99) + 0.60 min(1, 200 ms / TTFRT_p99). Without an
+  answer model TTFRT = Retrieve latency + the hermetic reader's latency per probe.
+  **Dialectic speed** per probe = TTFRT + the latency of the Store that preceded the
+  checkpoint (retrieve -> incorporate -> generate -> store); p99 reported.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from conformance.contract.gold import GoldFile
+from conformance.contract.result import CurvePoint, MetricValue, Series
+from conformance.scoring.bootstrap import DEFAULT_N_BOOT, replicate_percentiles, resample_counts
+from conformance.scoring.metrics import harmonic_mean
+from conformance.scoring.rows import ProbeRow
+
+__all__ = [
+    "AMNESIAC",
+    "DRIFT_C_WEIGHTS",
+    "HORIZON_WEIGHTS",
+    "DRIFT_E_WEIGHTS",
+    "LPS_WEIGHTS",
+    "RL_REF_MS",
+    "TTFRT_REF_MS",
+    "REFERENCE",
+    "SuiteResult",
+    "drift_suite",
+]
+
+AMNESIAC = "none"
+REFERENCE = "reference-compressor"
+HORIZONS = ("short", "medium", "long")
+#: DRIFT §7.6: weights of (MVOT, Selectivity, Revision Accuracy, Action Alignment) per horizon.
+DRIFT_C_WEIGHTS = {
+    "short": {"mvot": 0.35, "selectivity": 0.25, "revision_accuracy": 0.20, "action_alignment": 0.20},
+    "medium": {"mvot": 0.40, "selectivity": 0.25, "revision_accuracy": 0.20, "action_alignment": 0.15},
+    "long": {"mvot": 0.45, "selectivity": 0.20, "revision_accuracy": 0.20, "action_alignment": 0.15},
+}
+#: DRIFT §7.6: horizon weights in the aggregate.
+HORIZON_WEIGHTS = {"short": 0.20, "medium": 0.30, "long": 0.50}
+#: DRIFT §7.9.
+DRIFT_E_WEIGHTS = {"tes": 0.55, "lps": 0.45}
+#: DRIFT §7.8: reference targets and weights.
+RL_REF_MS, TTFRT_REF_MS = 50.0, 200.0
+LPS_WEIGHTS = {"read": 0.40, "ttfrt": 0.60}
+QUANTILES = tuple(float(q) for q in range(101))
+
+NO_SNAPSHOT = "storage unknown: the adapter has no Snapshot, so the storage term of DRIFT §7.1 cannot be computed"
+NO_REFERENCE = f"the reference compressor ({REFERENCE}) is not in this run: storage cannot be normalised"
+NO_AMNESIAC = f"the amnesiac control ({AMNESIAC}) is not in this run"
+
+
+@dataclass
+class SuiteResult:
+    """Metrics, how they were measured, plot series and notes for one system."""
+
+    metrics: dict[str, MetricValue] = field(default_factory=dict)
+    measurement: dict[str, str] = field(default_factory=dict)
+    series: Series = field(default_factory=Series)
+    notes: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ the shared resampler
+
+class _Boot:
+    """Per-scenario sums and latency samples of one system, resampled with one ``W``."""
+
+    def __init__(self, clusters: Sequence[str], n_boot: int, seed: int):
+        self.clusters = sorted(set(clusters))
+        self.pos = {c: i for i, c in enumerate(self.clusters)}
+        self.n_boot = n_boot
+        self.weights = resample_counts(len(self.clusters), n_boot, seed) if self.clusters else None
+        self._cols: dict[str, np.ndarray] = {}
+        self.tes: tuple[np.ndarray, np.ndarray] | None = None
+        self.lps: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, name: str, cluster: str, value: float) -> None:
+        col = self._cols.setdefault(name, np.zeros(len(self.clusters)))
+        col[self.pos[cluster]] += float(value)
+
+    def ensure(self, *names: str) -> None:
+        for name in names:
+            self._cols.setdefault(name, np.zeros(len(self.clusters)))
+
+    def sums(self, names: Sequence[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """(full-sample sums, each shape (1,); replicate sums, each shape (B,))."""
+        self.ensure(*names)
+        full = {n: np.array([self._cols[n].sum()]) for n in names}
+        reps = {n: self.weights @ self._cols[n] for n in names}
+        return full, reps
+
+    def percentiles(self, samples: Mapping[str, Sequence[float]], qs: Sequence[float]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """(full-sample percentiles (Q,), replicate percentiles (B, Q)) of pooled samples."""
+        by_cluster = [np.asarray(samples.get(c, ()), dtype=float) for c in self.clusters]
+        pooled = np.concatenate(by_cluster) if by_cluster else np.zeros(0)
+        if pooled.size == 0:
+            return np.full(len(qs), np.nan), np.full((self.n_boot, len(qs)), np.nan)
+        full = np.percentile(pooled, list(qs), method="linear")
+        return full, replicate_percentiles(by_cluster, self.weights, qs)
+
+
+def _interval(reps: np.ndarray) -> list[float] | None:
+    kept = np.asarray(reps, dtype=float)
+    kept = kept[np.isfinite(kept)]
+    if kept.size == 0:
+        return None
+    lo, hi = np.percentile(kept, [2.5, 97.5], method="linear")
+    return [float(lo), float(hi)]
+
+
+def _value(full: np.ndarray, reps: np.ndarray, n: int, reason: str) -> MetricValue:
+    value = float(np.asarray(full, dtype=float).reshape(-1)[0])
+    if not np.isfinite(value):
+        return MetricValue(value=None, ci95=None, n=n, reason=reason)
+    return MetricValue(value=value, ci95=_interval(reps), n=n)
+
+
+def _na(reason: str, n: int = 0) -> MetricValue:
+    return MetricValue(value=None, ci95=None, n=n, reason=reason)
+
+
+def _div(num, den):
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den != 0, num / np.where(den != 0, den, 1.0), np.nan)
+
+
+# ------------------------------------------------------------------ inputs per system
+
+@dataclass
+class _Checkpoint:
+    scenario: str
+    checkpoint_id: str
+    horizon: str
+    after_session: int
+    wrong: int = 0
+    scored: int = 0
+
+
+def _checkpoint_errors(rows: Sequence[ProbeRow]) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """(scenario, checkpoint) -> (wrong, scored, horizon) over MVOT's probe set."""
+    out: dict[tuple[str, str], list] = {}
+    for r in rows:
+        if r.abstention or r.correct is None or r.probe_type == "canary":
+            continue
+        cell = out.setdefault((r.scenario_id, r.checkpoint_id), [0, 0, r.horizon or ""])
+        cell[0] += 0 if r.correct else 1
+        cell[1] += 1
+    return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def _states(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    return {(r["scenario_id"], r["checkpoint_id"]): r for r in records
+            if r.get("kind") == "state" and r.get("error") is None}
+
+
+def _usage_tokens(record: Mapping[str, Any]) -> int:
+    usage = record.get("usage") or {}
+    return int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+
+
+def _store_order(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list] = defaultdict(list)
+    for r in records:
+        if r.get("kind") == "store":
+            out[r["scenario_id"]].append(r)
+    return out
+
+
+# ------------------------------------------------------------------ the suite
+
+def drift_suite(system: str, rows: Mapping[str, Sequence[ProbeRow]], records: Mapping[str, Sequence[Mapping]],
+                gold: Mapping[str, GoldFile], paradigm_of: Mapping[str, str], *, answer_model: bool = False,
+                n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> SuiteResult:
+    """DRIFT §7 metrics of ``system`` with 95% cluster-bootstrap intervals over scenarios.
+
+    ``rows``/``records``: every system of the run (label -> its probe rows / its run
+    records of one repeat: ``store``, ``probe`` and ``state`` records); the amnesiac
+    (``none``) and the reference compressor are read from them. ``gold``: scenario id ->
+    gold (session tiers). ``paradigm_of``: scenario id -> paradigm.
+
+    Returns names ``mvot``, ``error_reduction``, ``selectivity``, ``action_alignment``,
+    ``privacy_score``, ``drift_c``, ``tes``, ``lps``, ``drift_e`` (each also per horizon
+    where DRIFT defines it, ``<name>.<horizon>``, plus ``revision_accuracy.<horizon>``),
+    ``storage_tokens_per_session``, ``token_cost_per_session`` (tokens),
+    ``ttfrt_ms_p50/_p95/_p99``, ``dialectic_speed_ms`` (p99, plus ``_p50``),
+    ``accuracy_by_paradigm.<p>`` and ``accuracy_by_horizon.<h>``. Undefined values are
+    n/a with a reason, never 0 or 1 by default. Units: tokens (o200k unless configured),
+    milliseconds.
+    """
+    own_rows = list(rows.get(system, ()))
+    own_records = list(records.get(system, ()))
+    scenarios = sorted({r.scenario_id for r in own_rows}
+                       | {r["scenario_id"] for r in own_records if "scenario_id" in r})
+    out = SuiteResult()
+    if not scenarios:
+        return out
+    boot = _Boot(scenarios, n_boot, seed)
+    horizons = [h for h in HORIZONS if any(r.horizon == h for r in own_rows)]
+
+    _breakdowns(out, own_rows, paradigm_of, boot)
+    storage = _mvot(out, system, own_rows, own_records, rows, records, boot, horizons)
+    _selectivity(out, own_records, gold, boot, horizons)
+    _revision(out, own_rows, boot, horizons)
+    _action_alignment(out, system, own_rows, rows, boot, horizons)
+    _privacy(out, own_rows, boot)
+    _drift_c(out, boot, horizons)
+    _tes(out, own_records, rows, records, boot, storage)
+    _latency(out, own_records, boot, answer_model)
+    _drift_e(out, boot)
+    out.series.token_cost_curve = _token_cost_curve(system, own_rows, own_records, rows, records)
+    return out
+
+
+def _breakdowns(out: SuiteResult, rows: Sequence[ProbeRow], paradigm_of: Mapping[str, str], boot: _Boot) -> None:
+    headline = [r for r in rows if not r.abstention and r.correct is not None]
+    for label, key in (("accuracy_by_paradigm", lambda r: paradigm_of.get(r.scenario_id)),
+                       ("accuracy_by_horizon", lambda r: r.horizon)):
+        groups = sorted({k for r in headline if (k := key(r))})
+        for group in groups:
+            num, den = f"{label}.{group}.ok", f"{label}.{group}.n"
+            boot.ensure(num, den)
+            n = 0
+            for r in headline:
+                if key(r) == group:
+                    boot.add(num, r.scenario_id, float(r.correct))
+                    boot.add(den, r.scenario_id, 1.0)
+                    n += 1
+            full, reps = boot.sums([num, den])
+            out.metrics[f"{label}.{group}"] = _value(_div(full[num], full[den]), _div(reps[num], reps[den]), n,
+                                                     "no scored probes")
+
+
+# ------------------------------------------------------------------ §7.1 MVOT
+
+def _mvot_parts(boot: _Boot, tag: str, terms: list[tuple[str, float]], storage_sys: list[tuple[str, float]],
+                storage_ref: list[tuple[str, float]]) -> tuple[list[str], Callable]:
+    names = [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"]
+    boot.ensure(*names)
+    for scenario, term in terms:
+        boot.add(names[0], scenario, term)
+        boot.add(names[1], scenario, 1.0)
+    for scenario, tokens in storage_sys:
+        boot.add(names[2], scenario, tokens)
+    for scenario, tokens in storage_ref:
+        boot.add(names[3], scenario, tokens)
+
+    def stat(sums: Mapping[str, np.ndarray]) -> np.ndarray:
+        reduction = _div(sums[names[0]], sums[names[1]])
+        s, ref = sums[names[2]], sums[names[3]]
+        # Efficiency C_base / C_mem capped at 1 (so MVOT <= 1); storing nothing costs nothing.
+        efficiency = np.where(s > 0, np.minimum(1.0, _div(ref, np.where(s > 0, s, 1.0))), 1.0)
+        return reduction * efficiency
+
+    return names, stat
+
+
+def _terms(mine: Mapping[tuple[str, str], tuple], amn: Mapping[tuple[str, str], tuple],
+           keys: Sequence[tuple[str, str]]) -> tuple[list[tuple[str, float]], int]:
+    """Per checkpoint (E_amn - E_mem) / E_amn, and how many checkpoints had E_amn = 0 (undefined)."""
+    terms, skipped = [], 0
+    for key in keys:
+        wrong, scored, _ = mine[key]
+        if key not in amn or amn[key][1] == 0 or scored == 0:
+            continue
+        e_amn = amn[key][0] / amn[key][1]
+        if e_amn == 0:
+            skipped += 1  # the term is undefined: left out of T, never counted as 0 or 1
+            continue
+        terms.append((key[0], (e_amn - wrong / scored) / e_amn))
+    return terms, skipped
+
+
+def _mvot(out: SuiteResult, system: str, own_rows, own_records, rows, records, boot: _Boot,
+          horizons: list[str]) -> dict:
+    """MVOT (DRIFT §7.1) overall and per horizon; returns the storage facts TES needs.
+
+    MVOT = [sum_t (E_amn(t) - E_mem(t)) / E_amn(t)] / T x min(1, C_base / C_mem).
+    """
+    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False}
+    if AMNESIAC not in rows:
+        for name in ("mvot", "error_reduction", *(f"mvot.{h}" for h in horizons)):
+            out.metrics[name] = _na(NO_AMNESIAC)
+        return facts
+    mine, amn = _checkpoint_errors(own_rows), _checkpoint_errors(rows[AMNESIAC])
+    states, ref_states = _states(own_records), _states(records.get(REFERENCE, ()))
+    has_storage = bool(states) and all(s.get("storage_tokens") is not None for s in states.values())
+    has_ref = bool(ref_states) and all(s.get("storage_tokens") is not None for s in ref_states.values())
+    facts["has_storage"] = has_storage
+
+    def select(horizon: str | None):
+        keys = sorted(k for k, v in mine.items() if horizon is None or v[2] == horizon)
+        terms, skipped = _terms(mine, amn, keys)
+        storage = [(k[0], float(states[k]["storage_tokens"])) for k in keys
+                   if k in states and states[k].get("storage_tokens") is not None]
+        ref = [(k[0], float(ref_states[k]["storage_tokens"])) for k in keys
+               if k in ref_states and ref_states[k].get("storage_tokens") is not None]
+        return terms, skipped, storage, ref
+
+    for horizon in (None, *horizons):
+        tag = "mvot" if horizon is None else f"mvot.{horizon}"
+        terms, skipped, storage, ref = select(horizon)
+        names, stat = _mvot_parts(boot, tag, terms, storage, ref)
+        full, reps = boot.sums(names)
+        if horizon is None:
+            out.metrics["error_reduction"] = _value(_div(full[names[0]], full[names[1]]),
+                                                    _div(reps[names[0]], reps[names[1]]), len(terms),
+                                                    "no checkpoint where the amnesiac errs")
+            if skipped:
+                out.measurement["mvot"] = (f"{skipped} checkpoints where the amnesiac made no error are left out of "
+                                           f"T (their term is undefined)")
+        reason = ("no checkpoint where the amnesiac errs: every term is undefined" if not terms
+                  else NO_SNAPSHOT if not has_storage else NO_REFERENCE if not has_ref else "undefined")
+        if not terms or not has_storage or not has_ref:
+            out.metrics[tag] = _na(reason, len(terms))
+            continue
+        out.metrics[tag] = _value(stat(full), stat(reps), len(terms), reason)
+        if horizon is None:
+            facts.update(stat=stat, names=names, defined=True)
+    return facts
+
+
+# ------------------------------------------------------------------ §7.2 Selectivity
+
+def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], boot: _Boot,
+                 horizons: list[str]) -> None:
+    """Selectivity = (TNR_noise + (1 - FNR_signal)) / 2 (DRIFT §7.2); soft counts as signal."""
+    states = [r for r in own_records if r.get("kind") == "state" and r.get("error") is None]
+    order = {s: [r["session_id"] for r in recs] for s, recs in _store_order(own_records).items()}
+    methods = {r.get("method") for r in states}
+    if not any(gold.get(s) and gold[s].session_tiers for s in order):
+        for name in ("selectivity", *(f"selectivity.{h}" for h in horizons)):
+            out.metrics[name] = _na("the corpus gives no session tiers (imported data): selectivity undefined")
+        return
+    if not states or None in methods:
+        for name in ("selectivity", *(f"selectivity.{h}" for h in horizons)):
+            out.metrics[name] = _na("no Snapshot and no session markers: which sessions are stored is unknown")
+        return
+    out.measurement["selectivity"] = ("snapshot provenance" if methods == {"snapshot"}
+                                      else "marker probing (adapter has no Snapshot): a session counts as stored "
+                                           "when Retrieve of its marker returns it")
+    for horizon in (None, *horizons):
+        tag = "selectivity" if horizon is None else f"selectivity.{horizon}"
+        last: dict[str, Mapping] = {}
+        for r in states:
+            if horizon is not None and r.get("horizon") != horizon:
+                continue
+            if r["scenario_id"] not in last or r["after_session"] > last[r["scenario_id"]]["after_session"]:
+                last[r["scenario_id"]] = r
+        names = [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"]
+        boot.ensure(*names)
+        n = 0
+        for scenario, state in last.items():
+            tiers = gold[scenario].session_tiers if scenario in gold else {}
+            stored = set(state.get("stored_sessions") or ())
+            for session_id in order.get(scenario, [])[: state["sessions_streamed"]]:
+                tier = tiers.get(session_id)
+                if tier is None:
+                    continue
+                n += 1
+                if tier == "noise":
+                    boot.add(names[1], scenario, 1.0)
+                    boot.add(names[0], scenario, float(session_id not in stored))
+                else:
+                    boot.add(names[3], scenario, 1.0)
+                    boot.add(names[2], scenario, float(session_id in stored))
+        full, reps = boot.sums(names)
+
+        def stat(s):
+            return (_div(s[names[0]], s[names[1]]) + _div(s[names[2]], s[names[3]])) / 2.0
+
+        out.metrics[tag] = _value(stat(full), stat(reps), n, "needs both noise and signal sessions")
+
+
+# ------------------------------------------------------------------ §7.3 per horizon
+
+def _revision(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot, horizons: list[str]) -> None:
+    """Revision Accuracy per horizon: harmonic mean of update and deprecation correctness (§7.3)."""
+    for horizon in horizons:
+        tag = f"revision_accuracy.{horizon}"
+        names = [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"]
+        boot.ensure(*names)
+        n = 0
+        for r in rows:
+            if not r.is_revision or r.horizon != horizon:
+                continue
+            n += 1
+            if r.update_correct is not None:
+                boot.add(names[0], r.scenario_id, float(r.update_correct))
+                boot.add(names[1], r.scenario_id, 1.0)
+            if r.deprecated is not None:
+                boot.add(names[2], r.scenario_id, float(r.deprecated))
+                boot.add(names[3], r.scenario_id, 1.0)
+        full, reps = boot.sums(names)
+
+        def stat(s):
+            return harmonic_mean(_div(s[names[0]], s[names[1]]), _div(s[names[2]], s[names[3]]))
+
+        out.metrics[tag] = _value(stat(full), stat(reps), n, f"no scored revision probes at the {horizon} horizon")
+
+
+# ------------------------------------------------------------------ §7.4 Action Alignment
+
+def _action_alignment(out: SuiteResult, system: str, own_rows, rows, boot: _Boot, horizons: list[str]) -> None:
+    """Mean of +1/0/-1 (better/equal/worse than the amnesiac's choice), as (m + 1) / 2 (§7.4)."""
+    if AMNESIAC not in rows:
+        out.metrics["action_alignment"] = _na(NO_AMNESIAC)
+        return
+    amn = {(r.scenario_id, r.probe_id): r for r in rows[AMNESIAC]}
+    out.measurement["action_alignment"] = ("hermetic: the chosen option of each multiple-choice action probe "
+                                           "against the amnesiac's, right vs wrong by gold")
+    for horizon in (None, *horizons):
+        tag = "action_alignment" if horizon is None else f"action_alignment.{horizon}"
+        names = [f"{tag}.score", f"{tag}.n"]
+        boot.ensure(*names)
+        n = 0
+        for r in own_rows:
+            if r.probe_type != "action" or r.correct is None or (horizon and r.horizon != horizon):
+                continue
+            base = amn.get((r.scenario_id, r.probe_id))
+            if base is None or base.correct is None:
+                continue
+            boot.add(names[0], r.scenario_id, float(int(r.correct) - int(base.correct)))
+            boot.add(names[1], r.scenario_id, 1.0)
+            n += 1
+        full, reps = boot.sums(names)
+
+        def stat(s):
+            return (_div(s[names[0]], s[names[1]]) + 1.0) / 2.0
+
+        out.metrics[tag] = _value(stat(full), stat(reps), n, "no scored action probes"
+                                  + (f" at the {horizon} horizon" if horizon else ""))
+
+
+# ------------------------------------------------------------------ §7.5 Privacy
+
+def _privacy(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot) -> None:
+    """Privacy Score = 1 - canary recall rate (§7.5); reported apart from DRIFT-C."""
+    names = ["privacy.leaks", "privacy.n"]
+    boot.ensure(*names)
+    n = 0
+    for r in rows:
+        if r.leaked is None:
+            continue
+        boot.add(names[0], r.scenario_id, float(r.leaked))
+        boot.add(names[1], r.scenario_id, 1.0)
+        n += 1
+    full, reps = boot.sums(names)
+    out.metrics["privacy_score"] = _value(1.0 - _div(full[names[0]], full[names[1]]),
+                                          1.0 - _div(reps[names[0]], reps[names[1]]), n,
+                                          "no canary probes (multi-peer scenarios only)")
+
+
+# ------------------------------------------------------------------ §7.6 DRIFT-C
+
+def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
+    """DRIFT-C: §7.6 weights per horizon, then the 0.20/0.30/0.50 horizon aggregate.
+
+    Every part is recomputed inside one statistic from the shared sums, so the interval
+    resamples parts and horizons jointly.
+    """
+    if not horizons:
+        out.metrics["drift_c"] = _na("no scored probes")
+        return
+    blocking = [m for m in ("mvot", "selectivity") if out.metrics.get(m) is None or out.metrics[m].value is None]
+    if blocking:
+        reason = "; ".join(f"{m} n/a ({out.metrics[m].reason if m in out.metrics else 'not computed'})"
+                           for m in blocking)
+        for name in ("drift_c", *(f"drift_c.{h}" for h in horizons)):
+            out.metrics[name] = _na(reason)
+        return
+    left_out: list[str] = []
+    per_horizon: dict[str, list[tuple[float, str]]] = {}
+    for h in horizons:
+        parts = []
+        for metric, weight in DRIFT_C_WEIGHTS[h].items():
+            value = out.metrics.get(f"{metric}.{h}")
+            if value is None or value.value is None:
+                left_out.append(f"{metric}.{h}")
+            else:
+                parts.append((weight, metric))
+        if parts:
+            per_horizon[h] = parts
+    if left_out:
+        out.measurement["drift_c"] = ("left out, weights renormalised: " + ", ".join(left_out)
+                                      + " (undefined for this corpus)")
+    stats = {h: _part_stat(boot, h, parts) for h, parts in per_horizon.items()}
+    values = {}
+    for h, (names, stat) in stats.items():
+        full, reps = boot.sums(names)
+        values[h] = (stat(full), stat(reps))
+        out.metrics[f"drift_c.{h}"] = _value(values[h][0], values[h][1], 0, "undefined")
+    total = sum(HORIZON_WEIGHTS[h] for h in values)
+    full = sum(HORIZON_WEIGHTS[h] * values[h][0] for h in values) / total
+    reps = sum(HORIZON_WEIGHTS[h] * values[h][1] for h in values) / total
+    n = out.metrics["mvot"].n
+    out.metrics["drift_c"] = _value(full, reps, n, "undefined")
+    for h in values:
+        out.metrics[f"drift_c.{h}"] = out.metrics[f"drift_c.{h}"].model_copy(update={"n": out.metrics[f"mvot.{h}"].n
+                                                                               if f"mvot.{h}" in out.metrics
+                                                                               else 0})
+
+
+def _part_stat(boot: _Boot, horizon: str, parts: list[tuple[float, str]]):
+    """The statistic of one horizon's weighted parts, from the sums the parts registered."""
+    def names_of(metric: str) -> list[str]:
+        tag = f"{metric}.{horizon}"
+        return {"mvot": [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"],
+                "selectivity": [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"],
+                "revision_accuracy": [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"],
+                "action_alignment": [f"{tag}.score", f"{tag}.n"]}[metric]
+
+    def value_of(metric: str, s) -> np.ndarray:
+        a = [s[n] for n in names_of(metric)]
+        if metric == "mvot":
+            eff = np.where(a[2] > 0, np.minimum(1.0, _div(a[3], np.where(a[2] > 0, a[2], 1.0))), 1.0)
+            return _div(a[0], a[1]) * eff
+        if metric == "selectivity":
+            return (_div(a[0], a[1]) + _div(a[2], a[3])) / 2.0
+        if metric == "revision_accuracy":
+            return harmonic_mean(_div(a[0], a[1]), _div(a[2], a[3]))
+        return (_div(a[0], a[1]) + 1.0) / 2.0
+
+    total = sum(w for w, _ in parts)
+    names = [n for _, m in parts for n in names_of(m)]
+
+    def stat(s):
+        return sum(w * value_of(m, s) for w, m in parts) / total
+
+    return names, stat
+
+
+# ------------------------------------------------------------------ §7.7 TES
+
+def _token_sums(boot: _Boot, tag: str, own_records) -> list[str]:
+    """Per scenario: W (Store LLM tokens), R (Retrieve LLM tokens), S_final, sessions."""
+    names = [f"{tag}.W", f"{tag}.R", f"{tag}.S", f"{tag}.N"]
+    boot.ensure(*names)
+    final: dict[str, Mapping] = {}
+    for r in own_records:
+        if r.get("error") is not None or r["scenario_id"] not in boot.pos:
+            continue
+        if r["kind"] == "store":
+            boot.add(names[0], r["scenario_id"], _usage_tokens(r))
+        elif r["kind"] == "probe":
+            boot.add(names[1], r["scenario_id"], _usage_tokens(r))
+        elif r["kind"] == "state":
+            if r["scenario_id"] not in final or r["after_session"] > final[r["scenario_id"]]["after_session"]:
+                final[r["scenario_id"]] = r
+    for scenario, state in final.items():
+        boot.add(names[2], scenario, float(state.get("storage_tokens") or 0))
+        boot.add(names[3], scenario, float(state["sessions_streamed"]))
+    return names
+
+
+def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dict) -> None:
+    """TES = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), TC = W + S_delta + R x Q_rate (§7.7)."""
+    mine = _token_sums(boot, "tc", own_records)
+    full, reps = boot.sums(mine)
+
+    def tc(s, names):
+        return _div(s[names[0]] + s[names[1]] + s[names[2]], s[names[3]])
+
+    has_storage = storage.get("has_storage", False)
+    n_sessions = int(full[mine[3]][0])
+    out.metrics["token_cost_per_session"] = (_value(tc(full, mine), tc(reps, mine), n_sessions, "no sessions")
+                                             if has_storage else _na(NO_SNAPSHOT, n_sessions))
+    out.metrics["storage_tokens_per_session"] = (
+        _value(_div(full[mine[2]], full[mine[3]]), _div(reps[mine[2]], reps[mine[3]]), n_sessions, "no sessions")
+        if has_storage else _na(NO_SNAPSHOT, n_sessions))
+    out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
+                                                 "(LLM tokens); S counted with tiktoken over Snapshot")
+    if not storage.get("defined"):
+        out.metrics["tes"] = _na(f"MVOT n/a ({out.metrics['mvot'].reason})", n_sessions)
+        return
+    if REFERENCE not in records or REFERENCE not in rows:
+        out.metrics["tes"] = _na(NO_REFERENCE, n_sessions)
+        return
+    ref = _token_sums(boot, "tc_ref", records[REFERENCE])
+    # MVOT_ref: the reference's own MVOT is its error reduction (its efficiency term is 1).
+    ref_mine = _checkpoint_errors(rows.get(REFERENCE, ()))
+    ref_terms = ["ref.term", "ref.T"]
+    boot.ensure(*ref_terms)
+    for scenario, term in _terms(ref_mine, _checkpoint_errors(rows[AMNESIAC]), sorted(ref_mine))[0]:
+        boot.add(ref_terms[0], scenario, term)
+        boot.add(ref_terms[1], scenario, 1.0)
+    names = [*storage["names"], *mine, *ref, *ref_terms]
+    mvot_stat = storage["stat"]
+
+    def stat(s):
+        mvot_ref = _div(s[ref_terms[0]], s[ref_terms[1]])
+        tes = _div(_div(mvot_stat(s), mvot_ref), _div(tc(s, mine), tc(s, ref)))
+        # Undefined where MVOT_ref <= 0 (the ratio is meaningless) or a cost is 0.
+        return np.where((mvot_ref > 0) & (tc(s, mine) > 0) & (tc(s, ref) > 0), tes, np.nan)
+
+    full, reps = boot.sums(names)
+    mvot_ref_full = float(_div(full[ref_terms[0]], full[ref_terms[1]])[0])
+    reason = ("MVOT_ref <= 0: the reference compressor does no better than the amnesiac" if mvot_ref_full <= 0
+              else "the system spends no tokens (TC = 0)" if float(tc(full, mine)[0]) == 0
+              else "the reference compressor spends no tokens (TC_ref = 0)")
+    boot.tes = (stat(full), stat(reps))
+    out.metrics["tes"] = _value(boot.tes[0], boot.tes[1], n_sessions, reason)
+
+
+# ------------------------------------------------------------------ §7.8 LPS, §7.9 DRIFT-E
+
+def _latency(out: SuiteResult, own_records, boot: _Boot, answer_model: bool) -> None:
+    read, ttfrt, dialectic, write = (defaultdict(list) for _ in range(4))
+    for r in own_records:
+        if r.get("error") is not None:
+            continue
+        if r["kind"] == "probe" and r.get("read_latency_ms") is not None:
+            rl = float(r["read_latency_ms"])
+            read[r["scenario_id"]].append(rl)
+            if r.get("reader_latency_ms") is not None:
+                t = rl + float(r["reader_latency_ms"])
+                ttfrt[r["scenario_id"]].append(t)
+                if r.get("last_write_latency_ms") is not None:
+                    dialectic[r["scenario_id"]].append(t + float(r["last_write_latency_ms"]))
+        elif r["kind"] == "store" and r.get("write_latency_ms") is not None:
+            write[r["scenario_id"]].append(float(r["write_latency_ms"]))
+    qs = (50.0, 95.0, 99.0)
+    for label, samples in (("ttfrt_ms", ttfrt),):
+        full, reps = boot.percentiles(samples, qs)
+        n = sum(len(v) for v in samples.values())
+        for j, q in enumerate(qs):
+            out.metrics[f"{label}_p{int(q)}"] = _value(full[j:j + 1], reps[:, j], n, "no probe latencies")
+    full, reps = boot.percentiles(dialectic, (50.0, 99.0))
+    n = sum(len(v) for v in dialectic.values())
+    out.metrics["dialectic_speed_ms_p50"] = _value(full[0:1], reps[:, 0], n, "no probe latencies")
+    out.metrics["dialectic_speed_ms"] = _value(full[1:2], reps[:, 1], n, "no probe latencies")
+    out.measurement["ttfrt_ms_p99"] = ("measured time to first token" if answer_model else
+                                       "read latency + hermetic reader latency (no answer model)")
+    out.measurement["dialectic_speed_ms"] = ("p99 of retrieve + reader + the Store before the checkpoint"
+                                             + ("" if answer_model else " (no answer model: the reader generates)"))
+    rl_full, rl_reps = boot.percentiles(read, (99.0,))
+    tt_full, tt_reps = boot.percentiles(ttfrt, (99.0,))
+
+    def lps(rl, tt):
+        read_score = np.minimum(1.0, _div(RL_REF_MS, np.maximum(rl, 1e-9)))
+        ttfrt_score = np.minimum(1.0, _div(TTFRT_REF_MS, np.maximum(tt, 1e-9)))
+        return LPS_WEIGHTS["read"] * read_score + LPS_WEIGHTS["ttfrt"] * ttfrt_score
+
+    boot.lps = (lps(rl_full, tt_full), lps(rl_reps[:, 0], tt_reps[:, 0]))
+    out.metrics["lps"] = _value(boot.lps[0], boot.lps[1], sum(len(v) for v in read.values()), "no probe latencies")
+    out.series.latency_quantiles_ms = {}
+    for label, samples in (("read", read), ("write", write), ("ttfrt", ttfrt), ("dialectic", dialectic)):
+        pooled = [x for v in samples.values() for x in v]
+        if pooled:
+            out.series.latency_quantiles_ms[label] = [
+                round(float(x), 3) for x in np.percentile(np.array(pooled), QUANTILES, method="linear")]
+
+
+def _drift_e(out: SuiteResult, boot: _Boot) -> None:
+    """DRIFT-E = 0.55 clip(TES, 0, 1) + 0.45 LPS (§7.9), TES clipped as documented above."""
+    tes, lps = out.metrics.get("tes"), out.metrics.get("lps")
+    if tes is None or tes.value is None:
+        out.metrics["drift_e"] = _na(f"TES n/a ({tes.reason if tes else 'not computed'})")
+        return
+    if lps is None or lps.value is None:
+        out.metrics["drift_e"] = _na(f"LPS n/a ({lps.reason if lps else 'not computed'})")
+        return
+    full = DRIFT_E_WEIGHTS["tes"] * np.clip(boot.tes[0], 0, 1) + DRIFT_E_WEIGHTS["lps"] * boot.lps[0]
+    reps = DRIFT_E_WEIGHTS["tes"] * np.clip(boot.tes[1], 0, 1) + DRIFT_E_WEIGHTS["lps"] * boot.lps[1]
+    out.metrics["drift_e"] = _value(full, reps, tes.n, "undefined")
+    out.measurement["drift_e"] = "0.55 x clip(TES, 0, 1) + 0.45 x LPS (TES is unbounded above)"
+
+
+# ------------------------------------------------------------------ token cost curve
+
+def _token_cost_curve(system: str, own_rows, own_records, rows, records) -> list[CurvePoint]:
+    """MVOT over cumulative tokens through the trajectory (DRIFT §7.7).
+
+    Checkpoints of all scenarios are pooled by position (``after_session``). At position
+    a: x = mean over the pooled checkpoints of W + R spent so far plus S at the
+    checkpoint (tokens); y = MVOT over every checkpoint at or before a (same formula and
+    cap as ``mvot``). Points have ``mvot`` None where it is undefined (no Snapshot, no
+    reference, or no checkpoint where the amnesiac errs yet).
+    """
+    states = _states(own_records)
+    if not states or AMNESIAC not in rows:
+        return []
+    ref_states = _states(records.get(REFERENCE, ()))
+    mine, amn = _checkpoint_errors(own_rows), _checkpoint_errors(rows[AMNESIAC])
+    stores = _store_order(own_records)
+    read_by_cp: dict[tuple[str, str], int] = defaultdict(int)
+    for r in own_records:
+        if r.get("kind") == "probe" and r.get("error") is None:
+            read_by_cp[(r["scenario_id"], r["checkpoint_id"])] += _usage_tokens(r)
+    cost: dict[tuple[str, str], float] = {}
+    for scenario in sorted({k[0] for k in states}):
+        cps = sorted((k for k in states if k[0] == scenario), key=lambda k: states[k]["after_session"])
+        read_so_far = 0
+        for key in cps:
+            state = states[key]
+            read_so_far += read_by_cp.get(key, 0)
+            written = sum(_usage_tokens(r) for r in stores.get(scenario, [])[: state["after_session"]])
+            if state.get("storage_tokens") is None:
+                continue
+            cost[key] = float(written + read_so_far + state["storage_tokens"])
+    positions = sorted({states[k]["after_session"] for k in cost})
+    points = []
+    for a in positions:
+        here = [k for k in cost if states[k]["after_session"] == a]
+        upto = sorted(k for k in cost if states[k]["after_session"] <= a)
+        terms, _ = _terms(mine, amn, [k for k in upto if k in mine])
+        s_sys = sum(float(states[k]["storage_tokens"]) for k in upto)
+        s_ref = sum(float(ref_states[k]["storage_tokens"]) for k in upto
+                    if k in ref_states and ref_states[k].get("storage_tokens") is not None)
+        mvot = None
+        if terms and ref_states:
+            efficiency = min(1.0, s_ref / s_sys) if s_sys > 0 else 1.0
+            mvot = sum(t for _, t in terms) / len(terms) * efficiency
+        points.append(CurvePoint(after_session=a, cumulative_tokens=round(sum(cost[k] for k in here) / len(here), 3),
+                                 mvot=None if mvot is None else round(mvot, 6), checkpoints=len(here)))
+    return points
