@@ -344,10 +344,6 @@ def import_locomo_cmd(path, out_dir):
                f"--gold {out_dir / 'gold'}")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _register_report() -> None:
     from conformance.report.command import report_cmd
 
@@ -355,3 +351,7 @@ def _register_report() -> None:
 
 
 _register_report()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -157,3 +157,53 @@ def test_keyword_reruns_retrieve_identically(tmp_path):
         assert proc.returncode == 0, proc.stderr
     first, second = _records(tmp_path / "a"), _records(tmp_path / "b")
     assert first == second and any(r["kind"] == "probe" and r["hits"] for r in first)
+
+
+def test_drift_suite_in_the_result(keyword_result):
+    # DRIFT §7 over the ci split: every headline composite present with an interval, and
+    # the controls where the definitions put them.
+    doc, proc = keyword_result
+    systems = doc["systems"]
+    assert systems["reference-compressor"]["kind"] == "reference"
+    for system in ("keyword", "reference-compressor", "oracle"):
+        for metric in ("drift_c", "drift_e", "mvot", "selectivity", "tes", "lps", "action_alignment"):
+            entry = systems[system]["metrics"][metric]
+            assert entry["value"] is not None, (system, metric, entry.get("reason"))
+            assert entry["ci95"][0] <= entry["value"] <= entry["ci95"][1], (system, metric)
+    assert value(doc, "none", "mvot") == 0.0 and value(doc, "none", "action_alignment") == 0.5
+    assert value(doc, "none", "tes") is None and systems["none"]["metrics"]["tes"]["reason"]
+    # keyword stores every session: TNR 0, TPR 1.
+    assert value(doc, "keyword", "selectivity") == 0.5
+    assert value(doc, "reference-compressor", "tes") == pytest.approx(1.0)
+    assert value(doc, "oracle", "mvot") == 1.0
+    assert systems["keyword"]["measurement"]["selectivity"] == "snapshot provenance"
+    assert "no answer model" in systems["keyword"]["measurement"]["ttfrt_ms_p99"]
+    assert systems["keyword"]["series"]["token_cost_curve"]
+    assert len(systems["keyword"]["series"]["latency_quantiles_ms"]["read"]) == 101
+    assert "DRIFT-C" in proc.stdout and "DRIFT-E" in proc.stdout
+
+
+def test_repeat_gives_a_zero_noise_floor_for_a_deterministic_adapter_and_baseline_pairs(tmp_path):
+    proc = cli("--adapter", "keyword", "--scenario", "ua-short-002", "--repeat", "2", "--baseline-system",
+               "reference-compressor", "--out", str(tmp_path / "r.json"), "--records-dir", str(tmp_path / "runs"),
+               "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    keyword = doc["systems"]["keyword"]
+    floor = keyword["noise_floor"]["accuracy"]
+    assert floor["value"] == 0.0 and floor["ci95"] == [0.0, 0.0]
+    assert keyword["baseline_system"] == "reference-compressor"
+    assert keyword["paired_vs_baseline"]["accuracy"]["n"] > 0
+    assert doc["receipt"]["config"]["repeats"] == 2
+    # The report renders from this result, both forms.
+    report = cli("report", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"), "--markdown",
+                 str(tmp_path / "r.md"), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "<svg" in (tmp_path / "r.html").read_text() and "Noise floor" in (tmp_path / "r.md").read_text()
+
+
+def test_unknown_baseline_system_is_a_clear_error(tmp_path):
+    proc = cli("--adapter", "keyword", "--scenario", "ua-short-002", "--baseline-system", "nosuch", "--quiet",
+               "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--baseline-system nosuch: not a system of this run" in proc.stderr

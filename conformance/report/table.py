@@ -69,6 +69,18 @@ def render(doc: ResultDocument, console: Console) -> None:
         drift.add_row(f"{label} ({result.kind})" if result.kind != "system" else label, *cells)
     console.print(drift)
 
+    pairs = [(label, r) for label, r in doc.systems.items() if r.paired_vs_baseline or r.noise_floor]
+    if pairs:
+        extra = Table(title="paired differences, per probe (system minus baseline; repeat 2 minus repeat 1)")
+        extra.add_column("system")
+        extra.add_column("Δ accuracy vs baseline", justify="right")
+        extra.add_column("noise floor Δ accuracy", justify="right")
+        for label, r in pairs:
+            versus = (f"vs {r.baseline_system}: {fmt(r.paired_vs_baseline.get('accuracy'))}"
+                      if r.paired_vs_baseline else "-")
+            extra.add_row(label, versus, fmt(r.noise_floor.get("accuracy")) if r.noise_floor else "-")
+        console.print(extra)
+
     # Only probe types some system was scored on (free-form imports have none).
     types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n, m in r.metrics.items()
                     if n.startswith("accuracy.") and m.value is not None})
