@@ -184,7 +184,7 @@ def test_drift_suite_in_the_result(keyword_result):
 
 
 def test_repeat_gives_a_zero_noise_floor_for_a_deterministic_adapter_and_baseline_pairs(tmp_path):
-    proc = cli("--adapter", "keyword", "--scenario", "ua-short-002", "--repeat", "2", "--baseline-system",
+    proc = cli("--adapter", "keyword", "--scenario", "ua-short-00[23]", "--repeat", "2", "--baseline-system",
                "reference-compressor", "--out", str(tmp_path / "r.json"), "--records-dir", str(tmp_path / "runs"),
                "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -192,6 +192,10 @@ def test_repeat_gives_a_zero_noise_floor_for_a_deterministic_adapter_and_baselin
     keyword = doc["systems"]["keyword"]
     floor = keyword["noise_floor"]["accuracy"]
     assert floor["value"] == 0.0 and floor["ci95"] == [0.0, 0.0]
+    # DRIFT metrics get a floor too; latencies move between passes, answers do not.
+    assert keyword["noise_floor"]["mvot"]["value"] == 0.0
+    assert "lps" in keyword["noise_floor"] and "drift_c" in keyword["paired_vs_none"]
+    assert "drift_e" not in keyword["paired_vs_none"]  # none has no DRIFT-E (spends no tokens)
     assert keyword["baseline_system"] == "reference-compressor"
     assert keyword["paired_vs_baseline"]["accuracy"]["n"] > 0
     assert doc["receipt"]["config"]["repeats"] == 2

@@ -5,9 +5,9 @@ Foreign repositories parse this document; keep old versions loadable.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 RESULT_SCHEMA_VERSION = "1"
 
@@ -23,12 +23,21 @@ class MetricValue(_Doc):
     why: no provenance, no probes of that type...); it is never guessed.
     """
 
-    value: float | None
-    ci95: list[float] | None = Field(default=None, min_length=2, max_length=2)
-    """[low, high] of the 95% percentile interval; None when not computable."""
+    value: float | None = Field(allow_inf_nan=False)
+    ci95: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(default=None, min_length=2, max_length=2)
+    """[low, high] of the 95% percentile interval; None when not computable (e.g. one scenario)."""
     n: int
     """Number of items the value is computed over (probes, sessions or calls)."""
     reason: str | None = None
+    ci_note: str | None = None
+    """Why the interval is missing or conditional, e.g. "one scenario: no interval" or
+    "over 1,812 of 2,000 resamples (the rest drew no scenario with this metric's items)"."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "MetricValue":
+        if self.ci95 is not None and self.ci95[0] > self.ci95[1]:
+            raise ValueError(f"ci95 low {self.ci95[0]} is above high {self.ci95[1]}")
+        return self
 
 
 class CurvePoint(_Doc):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,10 +68,6 @@ ACCURACY = (
     ("deprecation_correctness", "deprecation correctness"),
 )
 
-# A measurement description naming one of these is not the standard method.
-NONSTANDARD = re.compile(r"fallback|falls? back|probing|no snapshot|without snapshot|no answer model|"
-                         r"without an? answer model|estimat|approximat|proxy|unavailable|not available|"
-                         r"not supported|unsupported", re.I)
 
 
 # --------------------------------------------------------------------------- data
@@ -153,18 +148,20 @@ def headline_table(doc: ResultDocument) -> Table:
 
 
 def capability_table(doc: ResultDocument) -> Table:
+    # Only the horizons this run has checkpoints in (a ci run is short only).
+    horizons = [h for h in HORIZONS if _present(doc, [f"{metric}.{h}" for metric, _ in CAPABILITY])] or list(HORIZONS)
     table = Table("capability", "Capability by horizon", "Each capability metric overall and per horizon class "
-                  "(DRIFT §7.6).", ["all", *HORIZONS])
-    names = [n for metric, _ in CAPABILITY for n in (metric, *(f"{metric}.{h}" for h in HORIZONS))]
+                  "(DRIFT §7.6).", ["all", *horizons])
+    names = [n for metric, _ in CAPABILITY for n in (metric, *(f"{metric}.{h}" for h in horizons))]
     if not _present(doc, names):
         table.empty = "No capability metrics (DRIFT-C, MVOT, selectivity, revision, action) in this result."
         return table
     shown = [(metric, title) for metric, title in CAPABILITY
-             if _present(doc, [metric, *(f"{metric}.{h}" for h in HORIZONS)])]
+             if _present(doc, [metric, *(f"{metric}.{h}" for h in horizons)])]
     for label, result in doc.systems.items():
         for metric, title in shown:
             cells = [cell(metric, result.metrics.get(metric))]
-            cells += [cell(metric, result.metrics.get(f"{metric}.{h}")) for h in HORIZONS]
+            cells += [cell(metric, result.metrics.get(f"{metric}.{h}")) for h in horizons]
             table.rows.append((f"{system_label(label, result)}: {title}", cells))
     return table
 
@@ -288,12 +285,14 @@ def tables(doc: ResultDocument) -> list[Table]:
             *paired_tables(doc)]
 
 
-def nonstandard(how: str) -> bool:
-    return bool(NONSTANDARD.search(how))
-
-
 def deviations(doc: ResultDocument) -> list[str]:
-    """Plain sentences: every way this run departs from the fairness contract."""
+    """Plain sentences: every way this run departs from the fairness contract or the spec.
+
+    The runner writes them where they arise: run-wide departures (no answer model, the
+    extractive reference compressor, the host's size) in the receipt notes, a system's own
+    (no Snapshot, no provenance, failed calls) in its notes; undefined metrics add their
+    reasons.
+    """
     out = []
     if not doc.complete:
         out.append("The run stopped early (complete = false): its numbers cover only what finished.")
@@ -302,9 +301,6 @@ def deviations(doc: ResultDocument) -> list[str]:
     missing: dict[tuple[str, ...], list[str]] = {}
     for label, result in doc.systems.items():
         out += [f"{label}: {note}" for note in result.notes]
-        for metric, how in sorted(result.measurement.items()):
-            if nonstandard(how):
-                out.append(f"{label}: {metric} measured by {how}, not the standard method.")
         reasons: dict[str, list[str]] = {}
         for name, m in result.metrics.items():
             if m.value is None:
@@ -319,10 +315,15 @@ def deviations(doc: ResultDocument) -> list[str]:
     return out
 
 
-def measurements(doc: ResultDocument) -> list[tuple[str, str, str, bool]]:
-    """(system, metric, how, nonstandard) for every measurement entry."""
-    return [(label, metric, how, nonstandard(how)) for label, r in doc.systems.items()
-            for metric, how in sorted(r.measurement.items())]
+def measurements(doc: ResultDocument) -> list[tuple[str, str, str]]:
+    """(systems, metric, how): every measurement entry, systems sharing one method listed together."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for label, r in doc.systems.items():
+        for metric, how in sorted(r.measurement.items()):
+            grouped.setdefault((metric, how), []).append(label)
+    everyone = len(doc.systems)
+    return [("all systems" if len(labels) == everyone and everyone > 1 else ", ".join(labels), metric, how)
+            for (metric, how), labels in sorted(grouped.items())]
 
 
 def summary(doc: ResultDocument) -> list[tuple[str, str]]:
@@ -481,9 +482,10 @@ def render_html(doc: ResultDocument) -> str:
     rows = measurements(doc)
     if rows:
         body = "".join(f'<tr><th scope="row">{_e(s)}</th><td class="txt">{_e(m)}</td><td class="txt">{_e(h)}</td>'
-                       f"<td class=\"txt\">{'deviation' if bad else 'standard'}</td></tr>" for s, m, h, bad in rows)
-        sections.append('<div class="scroll"><table><caption>Metrics whose method can differ between systems.'
-                        '</caption><thead><tr><th>system</th><th>metric</th><th>method</th><th></th></tr></thead>'
+                       "</tr>" for s, m, h in rows)
+        sections.append('<div class="scroll"><table><caption>How each metric was measured, where that can differ '
+                        'between systems or from the spec (departures are listed under Deviations).</caption>'
+                        '<thead><tr><th>systems</th><th>metric</th><th>method</th></tr></thead>'
                         f"<tbody>{body}</tbody></table></div>")
     else:
         sections.append('<p class="missing">The result records no per-metric measurement methods: every metric '

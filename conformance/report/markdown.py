@@ -75,8 +75,8 @@ def render_markdown(doc: ResultDocument) -> str:
     out += ["## How metrics were measured", ""]
     rows = measurements(doc)
     if rows:
-        out += ["| system | metric | method | |", "|---|---|---|---|"]
-        out += [f"| {md(s)} | {md(m)} | {md(h)} | {'deviation' if bad else 'standard'} |" for s, m, h, bad in rows]
+        out += ["| systems | metric | method |", "|---|---|---|"]
+        out += [f"| {md(s)} | {md(m)} | {md(h)} |" for s, m, h in rows]
     else:
         out.append("The result records no per-metric measurement methods.")
     out.append("")

@@ -71,7 +71,9 @@ def render(doc: ResultDocument, console: Console) -> None:
 
     pairs = [(label, r) for label, r in doc.systems.items() if r.paired_vs_baseline or r.noise_floor]
     if pairs:
-        extra = Table(title="paired differences, per probe (system minus baseline; repeat 2 minus repeat 1)")
+        parts = (["system minus baseline"] if any(r.paired_vs_baseline for _, r in pairs) else []) + (
+            ["repeat 2 minus repeat 1"] if any(r.noise_floor for _, r in pairs) else [])
+        extra = Table(title=f"paired differences, per probe ({'; '.join(parts)})")
         extra.add_column("system")
         extra.add_column("Δ accuracy vs baseline", justify="right")
         extra.add_column("noise floor Δ accuracy", justify="right")

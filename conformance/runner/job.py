@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import secrets
 import subprocess
@@ -25,7 +26,7 @@ from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, RunError, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
-from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite
+from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
 
 FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
@@ -58,6 +59,33 @@ def _version(dist: str) -> str:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return "not installed"
+
+
+def host() -> dict:
+    """The machine latencies were measured on (DRIFT §7.8 names an 8-core, 32 GB reference host)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        memory = None
+    return {"cpus": os.cpu_count(), "memory_gib": None if memory is None else round(memory, 1),
+            "machine": platform.machine()}
+
+
+def spec_departures(config_host: dict) -> list[str]:
+    """Run-wide departures from DRIFT §7, in plain words (the report lists them as deviations)."""
+    return [
+        "no answer model: the deterministic reader answers, and TTFRT and dialectic speed use its latency where "
+        "DRIFT §7.8 measures an LLM's time to first token",
+        "action alignment is judged by gold (each system's multiple-choice action against the amnesiac's, right or "
+        "wrong), not by an LLM judge prompted with the ground truth (DRIFT §7.4)",
+        f"the reference compressor ({REFERENCE}) is extractive and calls no LLM, where DRIFT §7.7 assumes one LLM "
+        "call per session: TC_ref counts its stored tokens only, so a system that spends LLM tokens gets a lower "
+        "TES than against DRIFT's LLM compressor",
+        f"latencies were measured one session stream at a time on this host ({config_host.get('cpus')} CPUs, "
+        f"{config_host.get('memory_gib')} GiB), not on DRIFT §7.8's 8-core, 32 GB host with 4 concurrent sessions",
+        "MVOT's storage term is capped at 1 and scales gains only; TES is clipped to [0, 1] inside DRIFT-E "
+        "(README, Metrics)",
+    ]
 
 
 def versions() -> dict[str, str]:
@@ -138,21 +166,30 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         return build_probe_rows([r for r in recs if r["kind"] == "probe"], gold, sessions_of)
 
     rows = {s.label: probe_rows(by_system[s.label], s.label) for s in systems}
+    suites = {s.label: drift_suite(s.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed)
+              for s in systems}
+    rows2 = {s.label: probe_rows(second[s.label], s.label) for s in systems if second.get(s.label)}
+    suites2 = {label: drift_suite(label, rows2, second, gold, paradigm_of, n_boot=n_boot, seed=seed)
+               for label in rows2}
     results: dict[str, SystemResult] = {}
     for system in systems:
         recs = by_system[system.label]
         metrics = score_system(rows[system.label], [r for r in recs if r["kind"] == "store"],
                                [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
-        suite = drift_suite(system.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed)
+        suite = suites[system.label]
         metrics.update(suite.metrics)
-        paired = {} if system.label == "none" else paired_vs(rows[system.label], rows["none"], n_boot=n_boot,
-                                                              seed=seed)
-        versus = ({} if baseline_system in (None, system.label)
-                  else paired_vs(rows[system.label], rows[baseline_system], n_boot=n_boot, seed=seed))
+
+        def paired(other: str, mine=rows[system.label], suite=suite) -> dict:
+            # Per-probe differences, then DRIFT metrics from the shared count matrix.
+            return {**paired_vs(mine, rows[other], n_boot=n_boot, seed=seed),
+                    **paired_suite(suite, suites[other])}
+
+        paired_none = {} if system.label == "none" else paired("none")
+        versus = {} if baseline_system in (None, system.label) else paired(baseline_system)
         noise = {}
-        if second.get(system.label):
-            noise = paired_vs(probe_rows(second[system.label], system.label), rows[system.label], n_boot=n_boot,
-                              seed=seed)
+        if system.label in rows2:
+            noise = {**paired_vs(rows2[system.label], rows[system.label], n_boot=n_boot, seed=seed),
+                     **paired_suite(suites2[system.label], suite)}
         notes = []
         failures = infra_failures(recs)
         if failures:
@@ -166,7 +203,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             notes.extend(oracle_notes(recs, config))
         results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
                                              describe=system.describe, isolation=system.isolation,
-                                             metrics=metrics, paired_vs_none=paired, paired_vs_baseline=versus,
+                                             metrics=metrics, paired_vs_none=paired_none, paired_vs_baseline=versus,
                                              baseline_system=baseline_system if versus else None,
                                              noise_floor=noise, measurement=suite.measurement,
                                              series=suite.series, notes=notes)
@@ -178,12 +215,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
                 "answer_model": None, "gate": "hard", "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path)},
         git_commit=git_commit(), versions=versions(),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
         started_at=started_at, finished_at=_now(),
-        notes=([FREE_FORM_NOTE] if free_form else [])
+        notes=([FREE_FORM_NOTE] if free_form else []) + spec_departures(host())
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else []))

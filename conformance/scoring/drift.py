@@ -109,6 +109,11 @@ class SuiteResult:
     measurement: dict[str, str] = field(default_factory=dict)
     series: Series = field(default_factory=Series)
     notes: list[str] = field(default_factory=list)
+    clusters: tuple[str, ...] = ()
+    """The scenarios resampled (sorted); two suites with the same clusters, ``n_boot`` and
+    seed share one count matrix, so their replicates can be subtracted (paired)."""
+    replicates: dict[str, tuple[float, np.ndarray]] = field(default_factory=dict)
+    """Metric name -> (full-sample value, replicate values (B,)), for paired differences."""
 
 
 # ------------------------------------------------------------------ the shared resampler
@@ -124,6 +129,7 @@ class _Boot:
         self._cols: dict[str, np.ndarray] = {}
         self.tes: tuple[np.ndarray, np.ndarray] | None = None
         self.lps: tuple[np.ndarray, np.ndarray] | None = None
+        self.kept: dict[str, tuple[float, np.ndarray]] = {}
 
     def add(self, name: str, cluster: str, value: float) -> None:
         col = self._cols.setdefault(name, np.zeros(len(self.clusters)))
@@ -140,6 +146,22 @@ class _Boot:
         reps = {n: self.weights @ self._cols[n] for n in names}
         return full, reps
 
+    def contributing(self, names: Sequence[str]) -> int:
+        """How many scenarios have a non-zero entry in any of ``names``."""
+        self.ensure(*names)
+        return int(np.count_nonzero(np.any(np.vstack([self._cols[n] != 0 for n in names]), axis=0)))
+
+    def value(self, key: str, names: Sequence[str], stat: Callable, n: int, reason: str) -> MetricValue:
+        """Evaluate ``stat`` on the full and replicate sums of ``names``; keep the replicates."""
+        full, reps = self.sums(names)
+        return self.record(key, stat(full), stat(reps), n, reason, self.contributing(names))
+
+    def record(self, key: str, full, reps, n: int, reason: str, clusters: int) -> MetricValue:
+        """Keep (full value, replicates) under ``key`` and build its MetricValue."""
+        f, r = np.asarray(full, dtype=float).reshape(-1), np.asarray(reps, dtype=float).reshape(-1)
+        self.kept[key] = (float(f[0]), r)
+        return _metric_value(f, r, n, reason, clusters)
+
     def percentiles(self, samples: Mapping[str, Sequence[float]], qs: Sequence[float]
                     ) -> tuple[np.ndarray, np.ndarray]:
         """(full-sample percentiles (Q,), replicate percentiles (B, Q)) of pooled samples."""
@@ -151,20 +173,33 @@ class _Boot:
         return full, replicate_percentiles(by_cluster, self.weights, qs)
 
 
-def _interval(reps: np.ndarray) -> list[float] | None:
+def _interval(reps: np.ndarray) -> tuple[list[float] | None, int]:
     kept = np.asarray(reps, dtype=float)
     kept = kept[np.isfinite(kept)]
     if kept.size == 0:
-        return None
+        return None, 0
     lo, hi = np.percentile(kept, [2.5, 97.5], method="linear")
-    return [float(lo), float(hi)]
+    return [float(lo), float(hi)], int(kept.size)
 
 
-def _value(full: np.ndarray, reps: np.ndarray, n: int, reason: str) -> MetricValue:
+def _metric_value(full, reps, n: int, reason: str, clusters: int) -> MetricValue:
+    """A MetricValue from full-sample and replicate values; no interval from one scenario.
+
+    ``clusters``: scenarios that contribute items to this metric. With fewer than two the
+    bootstrap has nothing to resample and the interval is left out (``ci_note`` says so);
+    when some replicates are undefined the interval is over the rest, and ``ci_note``
+    gives the count.
+    """
     value = float(np.asarray(full, dtype=float).reshape(-1)[0])
     if not np.isfinite(value):
         return MetricValue(value=None, ci95=None, n=n, reason=reason)
-    return MetricValue(value=value, ci95=_interval(reps), n=n)
+    if clusters < 2:
+        return MetricValue(value=value, ci95=None, n=n, ci_note="one scenario: no interval")
+    ci, kept = _interval(reps)
+    total = int(np.asarray(reps).size)
+    note = (None if kept == total else
+            f"over {kept:,} of {total:,} resamples (the others drew no scenario where it is defined)")
+    return MetricValue(value=value, ci95=ci, n=n, ci_note=note)
 
 
 def _na(reason: str, n: int = 0) -> MetricValue:
@@ -231,36 +266,65 @@ def drift_suite(system: str, rows: Mapping[str, Sequence[ProbeRow]], records: Ma
     (``none``) and the reference compressor are read from them. ``gold``: scenario id ->
     gold (session tiers). ``paradigm_of``: scenario id -> paradigm.
 
-    Returns names ``mvot``, ``error_reduction``, ``selectivity``, ``action_alignment``,
-    ``privacy_score``, ``drift_c``, ``tes``, ``lps``, ``drift_e`` (each also per horizon
-    where DRIFT defines it, ``<name>.<horizon>``, plus ``revision_accuracy.<horizon>``),
-    ``storage_tokens_per_session``, ``token_cost_per_session`` (tokens),
-    ``ttfrt_ms_p50/_p95/_p99``, ``dialectic_speed_ms`` (p99, plus ``_p50``),
-    ``accuracy_by_paradigm.<p>`` and ``accuracy_by_horizon.<h>``. Undefined values are
-    n/a with a reason, never 0 or 1 by default. Units: tokens (o200k unless configured),
-    milliseconds.
+    Returns names ``mvot``, ``error_reduction``, ``selectivity``, ``revision_accuracy``,
+    ``action_alignment``, ``privacy_score``, ``drift_c``, ``tes``, ``lps``, ``drift_e``
+    (each also per horizon where DRIFT defines it, ``<name>.<horizon>``; the horizon of a
+    probe is the phase its checkpoint closes), ``storage_tokens_per_session``,
+    ``token_cost_per_session`` (tokens), ``ttfrt_ms_p50/_p95/_p99``,
+    ``dialectic_speed_ms`` (p99, plus ``_p50``), ``accuracy_by_paradigm.<p>`` and
+    ``accuracy_by_horizon.<h>``. Undefined values are n/a with a reason, never 0 or 1 by
+    default. Units: tokens (o200k unless configured), milliseconds.
     """
     own_rows = list(rows.get(system, ()))
     own_records = list(records.get(system, ()))
     scenarios = sorted({r.scenario_id for r in own_rows}
                        | {r["scenario_id"] for r in own_records if "scenario_id" in r})
-    out = SuiteResult()
+    out = SuiteResult(clusters=tuple(scenarios))
     if not scenarios:
         return out
     boot = _Boot(scenarios, n_boot, seed)
     horizons = [h for h in HORIZONS if any(r.horizon == h for r in own_rows)]
+    free_form = bool(own_rows) and all(r.correct is None for r in own_rows)
 
     _breakdowns(out, own_rows, paradigm_of, boot)
-    storage = _mvot(out, system, own_rows, own_records, rows, records, boot, horizons)
+    storage = _mvot(out, own_rows, own_records, rows, records, boot, horizons, free_form)
     _selectivity(out, own_records, gold, boot, horizons)
     _revision(out, own_rows, boot, horizons)
-    _action_alignment(out, system, own_rows, rows, boot, horizons)
+    _action_alignment(out, own_rows, rows, boot, horizons)
     _privacy(out, own_rows, boot)
     _drift_c(out, boot, horizons)
     _tes(out, own_records, rows, records, boot, storage)
     _latency(out, own_records, boot, answer_model)
     _drift_e(out, boot)
-    out.series.token_cost_curve = _token_cost_curve(system, own_rows, own_records, rows, records)
+    out.series.token_cost_curve = _token_cost_curve(own_rows, own_records, rows, records)
+    out.replicates = dict(boot.kept)
+    return out
+
+
+#: The DRIFT metrics a paired difference or a noise floor is reported for.
+PAIRED_METRICS = ("mvot", "selectivity", "action_alignment", "drift_c", "tes", "lps", "drift_e",
+                  "dialectic_speed_ms", "ttfrt_ms_p99")
+
+
+def paired_suite(a: SuiteResult, b: SuiteResult, names: Sequence[str] = PAIRED_METRICS) -> dict[str, MetricValue]:
+    """Paired differences ``a - b`` of DRIFT metrics, from the shared count matrix.
+
+    Two suites computed over the same scenarios with the same ``n_boot`` and seed drew the
+    same count matrix, so replicate b of ``a`` and of ``b`` resampled the same scenarios;
+    the difference of their replicates is the paired bootstrap of the difference. Metrics
+    undefined on either side are left out; different scenario sets give {}.
+    """
+    if a.clusters != b.clusters or not a.clusters:
+        return {}
+    out = {}
+    for name in names:
+        if name not in a.replicates or name not in b.replicates:
+            continue
+        (fa, ra), (fb, rb) = a.replicates[name], b.replicates[name]
+        if not (np.isfinite(fa) and np.isfinite(fb)) or ra.shape != rb.shape:
+            continue
+        n = min(a.metrics[name].n, b.metrics[name].n) if name in a.metrics and name in b.metrics else 0
+        out[name] = _metric_value(np.array([fa - fb]), ra - rb, n, "undefined", len(a.clusters))
     return out
 
 
@@ -278,33 +342,37 @@ def _breakdowns(out: SuiteResult, rows: Sequence[ProbeRow], paradigm_of: Mapping
                     boot.add(num, r.scenario_id, float(r.correct))
                     boot.add(den, r.scenario_id, 1.0)
                     n += 1
-            full, reps = boot.sums([num, den])
-            out.metrics[f"{label}.{group}"] = _value(_div(full[num], full[den]), _div(reps[num], reps[den]), n,
-                                                     "no scored probes")
+            out.metrics[f"{label}.{group}"] = boot.value(f"{label}.{group}", [num, den],
+                                                         lambda s, a=num, b=den: _div(s[a], s[b]), n,
+                                                         "no scored probes")
 
 
 # ------------------------------------------------------------------ §7.1 MVOT
 
-def _mvot_parts(boot: _Boot, tag: str, terms: list[tuple[str, float]], storage_sys: list[tuple[str, float]],
-                storage_ref: list[tuple[str, float]]) -> tuple[list[str], Callable]:
-    names = [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"]
-    boot.ensure(*names)
-    for scenario, term in terms:
-        boot.add(names[0], scenario, term)
-        boot.add(names[1], scenario, 1.0)
-    for scenario, tokens in storage_sys:
-        boot.add(names[2], scenario, tokens)
-    for scenario, tokens in storage_ref:
-        boot.add(names[3], scenario, tokens)
+def _efficiency(s_sys, s_ref):
+    """C_base / C_mem capped at 1 (so MVOT <= 1); storing nothing costs nothing (1)."""
+    s_sys, s_ref = np.asarray(s_sys, dtype=float), np.asarray(s_ref, dtype=float)
+    return np.where(s_sys > 0, np.minimum(1.0, _div(s_ref, np.where(s_sys > 0, s_sys, 1.0))), 1.0)
 
+
+def _mvot_value(reduction, s_sys, s_ref):
+    """MVOT from the error reduction and storage sums (DRIFT §7.1, decisions in the module doc).
+
+    The efficiency term scales a gain only: a memory worse than the amnesiac keeps its
+    whole (negative) reduction, so storing more can never make a loss look smaller.
+    """
+    reduction = np.asarray(reduction, dtype=float)
+    return np.where(reduction > 0, reduction * _efficiency(s_sys, s_ref), reduction)
+
+
+def _mvot_names(tag: str) -> list[str]:
+    return [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"]
+
+
+def _mvot_stat(names: Sequence[str]) -> Callable:
     def stat(sums: Mapping[str, np.ndarray]) -> np.ndarray:
-        reduction = _div(sums[names[0]], sums[names[1]])
-        s, ref = sums[names[2]], sums[names[3]]
-        # Efficiency C_base / C_mem capped at 1 (so MVOT <= 1); storing nothing costs nothing.
-        efficiency = np.where(s > 0, np.minimum(1.0, _div(ref, np.where(s > 0, s, 1.0))), 1.0)
-        return reduction * efficiency
-
-    return names, stat
+        return _mvot_value(_div(sums[names[0]], sums[names[1]]), sums[names[2]], sums[names[3]])
+    return stat
 
 
 def _terms(mine: Mapping[tuple[str, str], tuple], amn: Mapping[tuple[str, str], tuple],
@@ -323,15 +391,24 @@ def _terms(mine: Mapping[tuple[str, str], tuple], amn: Mapping[tuple[str, str], 
     return terms, skipped
 
 
-def _mvot(out: SuiteResult, system: str, own_rows, own_records, rows, records, boot: _Boot,
-          horizons: list[str]) -> dict:
+def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, horizons: list[str],
+          free_form: bool) -> dict:
     """MVOT (DRIFT §7.1) overall and per horizon; returns the storage facts TES needs.
 
-    MVOT = [sum_t (E_amn(t) - E_mem(t)) / E_amn(t)] / T x min(1, C_base / C_mem).
+    MVOT = [sum_t (E_amn(t) - E_mem(t)) / E_amn(t)] / T x min(1, C_base / C_mem), where C is
+    Snapshot tokens per session summed over the same scored checkpoints t for the system
+    and the reference compressor; both streamed the same sessions, so C_base / C_mem =
+    sum_t S_ref(t) / sum_t S_mem(t).
     """
-    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False}
+    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False, "has_storage": False}
+    names_all = ("mvot", "error_reduction", *(f"mvot.{h}" for h in horizons))
+    if free_form:
+        for name in names_all:
+            out.metrics[name] = _na("free-form probes have no scored answers (they need an answer model): "
+                                    "error rates, and so MVOT, are undefined")
+        return facts
     if AMNESIAC not in rows:
-        for name in ("mvot", "error_reduction", *(f"mvot.{h}" for h in horizons)):
+        for name in names_all:
             out.metrics[name] = _na(NO_AMNESIAC)
         return facts
     mine, amn = _checkpoint_errors(own_rows), _checkpoint_errors(rows[AMNESIAC])
@@ -340,39 +417,49 @@ def _mvot(out: SuiteResult, system: str, own_rows, own_records, rows, records, b
     has_ref = bool(ref_states) and all(s.get("storage_tokens") is not None for s in ref_states.values())
     facts["has_storage"] = has_storage
 
-    def select(horizon: str | None):
-        keys = sorted(k for k, v in mine.items() if horizon is None or v[2] == horizon)
-        terms, skipped = _terms(mine, amn, keys)
-        storage = [(k[0], float(states[k]["storage_tokens"])) for k in keys
-                   if k in states and states[k].get("storage_tokens") is not None]
-        ref = [(k[0], float(ref_states[k]["storage_tokens"])) for k in keys
-               if k in ref_states and ref_states[k].get("storage_tokens") is not None]
-        return terms, skipped, storage, ref
-
     for horizon in (None, *horizons):
         tag = "mvot" if horizon is None else f"mvot.{horizon}"
-        terms, skipped, storage, ref = select(horizon)
-        names, stat = _mvot_parts(boot, tag, terms, storage, ref)
-        full, reps = boot.sums(names)
+        keys = sorted(k for k, v in mine.items() if horizon is None or v[2] == horizon)
+        terms, skipped = _terms(mine, amn, keys)
+        names = _mvot_names(tag)
+        boot.ensure(*names)
+        for scenario, term in terms:
+            boot.add(names[0], scenario, term)
+            boot.add(names[1], scenario, 1.0)
+        for key in keys:
+            if key in states and states[key].get("storage_tokens") is not None:
+                boot.add(names[2], key[0], float(states[key]["storage_tokens"]))
+            if key in ref_states and ref_states[key].get("storage_tokens") is not None:
+                boot.add(names[3], key[0], float(ref_states[key]["storage_tokens"]))
         if horizon is None:
-            out.metrics["error_reduction"] = _value(_div(full[names[0]], full[names[1]]),
-                                                    _div(reps[names[0]], reps[names[1]]), len(terms),
-                                                    "no checkpoint where the amnesiac errs")
+            out.metrics["error_reduction"] = boot.value("error_reduction", names[:2],
+                                                        lambda s, a=names[0], b=names[1]: _div(s[a], s[b]),
+                                                        len(terms), "no checkpoint where the amnesiac errs")
             if skipped:
                 out.measurement["mvot"] = (f"{skipped} checkpoints where the amnesiac made no error are left out of "
                                            f"T (their term is undefined)")
-        reason = ("no checkpoint where the amnesiac errs: every term is undefined" if not terms
-                  else NO_SNAPSHOT if not has_storage else NO_REFERENCE if not has_ref else "undefined")
-        if not terms or not has_storage or not has_ref:
-            out.metrics[tag] = _na(reason, len(terms))
-            continue
-        out.metrics[tag] = _value(stat(full), stat(reps), len(terms), reason)
-        if horizon is None:
-            facts.update(stat=stat, names=names, defined=True)
+        if not terms:
+            out.metrics[tag] = _na("no checkpoint where the amnesiac errs: every term is undefined")
+        elif not has_storage:
+            out.metrics[tag] = _na(NO_SNAPSHOT, len(terms))
+        elif not has_ref:
+            out.metrics[tag] = _na(NO_REFERENCE, len(terms))
+        else:
+            out.metrics[tag] = boot.value(tag, names, _mvot_stat(names), len(terms), "undefined")
+            if horizon is None:
+                facts.update(stat=_mvot_stat(names), names=names, defined=True)
     return facts
 
 
 # ------------------------------------------------------------------ §7.2 Selectivity
+
+def _selectivity_names(tag: str) -> list[str]:
+    return [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"]
+
+
+def _selectivity_value(s, names):
+    return (_div(s[names[0]], s[names[1]]) + _div(s[names[2]], s[names[3]])) / 2.0
+
 
 def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], boot: _Boot,
                  horizons: list[str]) -> None:
@@ -380,12 +467,13 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
     states = [r for r in own_records if r.get("kind") == "state" and r.get("error") is None]
     order = {s: [r["session_id"] for r in recs] for s, recs in _store_order(own_records).items()}
     methods = {r.get("method") for r in states}
+    all_names = ("selectivity", *(f"selectivity.{h}" for h in horizons))
     if not any(gold.get(s) and gold[s].session_tiers for s in order):
-        for name in ("selectivity", *(f"selectivity.{h}" for h in horizons)):
+        for name in all_names:
             out.metrics[name] = _na("the corpus gives no session tiers (imported data): selectivity undefined")
         return
     if not states or None in methods:
-        for name in ("selectivity", *(f"selectivity.{h}" for h in horizons)):
+        for name in all_names:
             out.metrics[name] = _na("no Snapshot and no session markers: which sessions are stored is unknown")
         return
     out.measurement["selectivity"] = ("snapshot provenance" if methods == {"snapshot"}
@@ -399,7 +487,7 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                 continue
             if r["scenario_id"] not in last or r["after_session"] > last[r["scenario_id"]]["after_session"]:
                 last[r["scenario_id"]] = r
-        names = [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"]
+        names = _selectivity_names(tag)
         boot.ensure(*names)
         n = 0
         for scenario, state in last.items():
@@ -416,25 +504,30 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                 else:
                     boot.add(names[3], scenario, 1.0)
                     boot.add(names[2], scenario, float(session_id in stored))
-        full, reps = boot.sums(names)
-
-        def stat(s):
-            return (_div(s[names[0]], s[names[1]]) + _div(s[names[2]], s[names[3]])) / 2.0
-
-        out.metrics[tag] = _value(stat(full), stat(reps), n, "needs both noise and signal sessions")
+        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _selectivity_value(s, ns), n,
+                                      "needs both noise and signal sessions")
 
 
-# ------------------------------------------------------------------ §7.3 per horizon
+# ------------------------------------------------------------------ §7.3
+
+def _revision_names(tag: str) -> list[str]:
+    return [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"]
+
+
+def _revision_value(s, names):
+    return harmonic_mean(_div(s[names[0]], s[names[1]]), _div(s[names[2]], s[names[3]]))
+
 
 def _revision(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot, horizons: list[str]) -> None:
-    """Revision Accuracy per horizon: harmonic mean of update and deprecation correctness (§7.3)."""
-    for horizon in horizons:
-        tag = f"revision_accuracy.{horizon}"
-        names = [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"]
+    """Revision Accuracy overall and per horizon: harmonic mean of update and deprecation
+    correctness (§7.3), on the same count matrix as the composites that use it."""
+    for horizon in (None, *horizons):
+        tag = "revision_accuracy" if horizon is None else f"revision_accuracy.{horizon}"
+        names = _revision_names(tag)
         boot.ensure(*names)
         n = 0
         for r in rows:
-            if not r.is_revision or r.horizon != horizon:
+            if not r.is_revision or (horizon is not None and r.horizon != horizon):
                 continue
             n += 1
             if r.update_correct is not None:
@@ -443,24 +536,25 @@ def _revision(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot, horizons:
             if r.deprecated is not None:
                 boot.add(names[2], r.scenario_id, float(r.deprecated))
                 boot.add(names[3], r.scenario_id, 1.0)
-        full, reps = boot.sums(names)
-
-        def stat(s):
-            return harmonic_mean(_div(s[names[0]], s[names[1]]), _div(s[names[2]], s[names[3]]))
-
-        out.metrics[tag] = _value(stat(full), stat(reps), n, f"no scored revision probes at the {horizon} horizon")
+        where = f" at the {horizon} horizon" if horizon else ""
+        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _revision_value(s, ns), n,
+                                      f"no scored revision probes{where}")
 
 
 # ------------------------------------------------------------------ §7.4 Action Alignment
 
-def _action_alignment(out: SuiteResult, system: str, own_rows, rows, boot: _Boot, horizons: list[str]) -> None:
+def _action_value(s, names):
+    return (_div(s[names[0]], s[names[1]]) + 1.0) / 2.0
+
+
+def _action_alignment(out: SuiteResult, own_rows, rows, boot: _Boot, horizons: list[str]) -> None:
     """Mean of +1/0/-1 (better/equal/worse than the amnesiac's choice), as (m + 1) / 2 (§7.4)."""
     if AMNESIAC not in rows:
         out.metrics["action_alignment"] = _na(NO_AMNESIAC)
         return
     amn = {(r.scenario_id, r.probe_id): r for r in rows[AMNESIAC]}
-    out.measurement["action_alignment"] = ("hermetic: the chosen option of each multiple-choice action probe "
-                                           "against the amnesiac's, right vs wrong by gold")
+    out.measurement["action_alignment"] = ("hermetic: gold decides whether each multiple-choice action probe's "
+                                           "choice is right, against the amnesiac's (DRIFT §7.4 uses an LLM judge)")
     for horizon in (None, *horizons):
         tag = "action_alignment" if horizon is None else f"action_alignment.{horizon}"
         names = [f"{tag}.score", f"{tag}.n"]
@@ -475,13 +569,9 @@ def _action_alignment(out: SuiteResult, system: str, own_rows, rows, boot: _Boot
             boot.add(names[0], r.scenario_id, float(int(r.correct) - int(base.correct)))
             boot.add(names[1], r.scenario_id, 1.0)
             n += 1
-        full, reps = boot.sums(names)
-
-        def stat(s):
-            return (_div(s[names[0]], s[names[1]]) + 1.0) / 2.0
-
-        out.metrics[tag] = _value(stat(full), stat(reps), n, "no scored action probes"
-                                  + (f" at the {horizon} horizon" if horizon else ""))
+        where = f" at the {horizon} horizon" if horizon else ""
+        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _action_value(s, ns), n,
+                                      f"no scored action probes{where}")
 
 
 # ------------------------------------------------------------------ §7.5 Privacy
@@ -497,13 +587,25 @@ def _privacy(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot) -> None:
         boot.add(names[0], r.scenario_id, float(r.leaked))
         boot.add(names[1], r.scenario_id, 1.0)
         n += 1
-    full, reps = boot.sums(names)
-    out.metrics["privacy_score"] = _value(1.0 - _div(full[names[0]], full[names[1]]),
-                                          1.0 - _div(reps[names[0]], reps[names[1]]), n,
-                                          "no canary probes (multi-peer scenarios only)")
+    out.metrics["privacy_score"] = boot.value("privacy_score", names, lambda s: 1.0 - _div(s[names[0]], s[names[1]]),
+                                              n, "no canary probes (multi-peer scenarios only)")
 
 
 # ------------------------------------------------------------------ §7.6 DRIFT-C
+
+_PART_NAMES = {"mvot": _mvot_names, "selectivity": _selectivity_names, "revision_accuracy": _revision_names,
+               "action_alignment": lambda tag: [f"{tag}.score", f"{tag}.n"]}
+
+
+def _part_value(metric: str, s, names):
+    if metric == "mvot":
+        return _mvot_stat(names)(s)
+    if metric == "selectivity":
+        return _selectivity_value(s, names)
+    if metric == "revision_accuracy":
+        return _revision_value(s, names)
+    return _action_value(s, names)
+
 
 def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
     """DRIFT-C: §7.6 weights per horizon, then the 0.20/0.30/0.50 horizon aggregate.
@@ -516,13 +618,13 @@ def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
         return
     blocking = [m for m in ("mvot", "selectivity") if out.metrics.get(m) is None or out.metrics[m].value is None]
     if blocking:
-        reason = "; ".join(f"{m} n/a ({out.metrics[m].reason if m in out.metrics else 'not computed'})"
+        reason = "; ".join(f"{m} n/a: {out.metrics[m].reason if m in out.metrics else 'not computed'}"
                            for m in blocking)
         for name in ("drift_c", *(f"drift_c.{h}" for h in horizons)):
             out.metrics[name] = _na(reason)
         return
     left_out: list[str] = []
-    per_horizon: dict[str, list[tuple[float, str]]] = {}
+    parts_of: dict[str, list[tuple[float, str, list[str]]]] = {}
     for h in horizons:
         parts = []
         for metric, weight in DRIFT_C_WEIGHTS[h].items():
@@ -530,56 +632,28 @@ def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
             if value is None or value.value is None:
                 left_out.append(f"{metric}.{h}")
             else:
-                parts.append((weight, metric))
+                parts.append((weight, metric, _PART_NAMES[metric](f"{metric}.{h}")))
         if parts:
-            per_horizon[h] = parts
+            parts_of[h] = parts
     if left_out:
         out.measurement["drift_c"] = ("left out, weights renormalised: " + ", ".join(left_out)
                                       + " (undefined for this corpus)")
-    stats = {h: _part_stat(boot, h, parts) for h, parts in per_horizon.items()}
-    values = {}
-    for h, (names, stat) in stats.items():
-        full, reps = boot.sums(names)
-        values[h] = (stat(full), stat(reps))
-        out.metrics[f"drift_c.{h}"] = _value(values[h][0], values[h][1], 0, "undefined")
-    total = sum(HORIZON_WEIGHTS[h] for h in values)
-    full = sum(HORIZON_WEIGHTS[h] * values[h][0] for h in values) / total
-    reps = sum(HORIZON_WEIGHTS[h] * values[h][1] for h in values) / total
-    n = out.metrics["mvot"].n
-    out.metrics["drift_c"] = _value(full, reps, n, "undefined")
-    for h in values:
-        out.metrics[f"drift_c.{h}"] = out.metrics[f"drift_c.{h}"].model_copy(update={"n": out.metrics[f"mvot.{h}"].n
-                                                                               if f"mvot.{h}" in out.metrics
-                                                                               else 0})
 
+    def horizon_stat(h: str):
+        parts = parts_of[h]
+        total = sum(w for w, _, _ in parts)
+        return lambda s: sum(w * _part_value(m, s, ns) for w, m, ns in parts) / total
 
-def _part_stat(boot: _Boot, horizon: str, parts: list[tuple[float, str]]):
-    """The statistic of one horizon's weighted parts, from the sums the parts registered."""
-    def names_of(metric: str) -> list[str]:
-        tag = f"{metric}.{horizon}"
-        return {"mvot": [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"],
-                "selectivity": [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"],
-                "revision_accuracy": [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"],
-                "action_alignment": [f"{tag}.score", f"{tag}.n"]}[metric]
-
-    def value_of(metric: str, s) -> np.ndarray:
-        a = [s[n] for n in names_of(metric)]
-        if metric == "mvot":
-            eff = np.where(a[2] > 0, np.minimum(1.0, _div(a[3], np.where(a[2] > 0, a[2], 1.0))), 1.0)
-            return _div(a[0], a[1]) * eff
-        if metric == "selectivity":
-            return (_div(a[0], a[1]) + _div(a[2], a[3])) / 2.0
-        if metric == "revision_accuracy":
-            return harmonic_mean(_div(a[0], a[1]), _div(a[2], a[3]))
-        return (_div(a[0], a[1]) + 1.0) / 2.0
-
-    total = sum(w for w, _ in parts)
-    names = [n for _, m in parts for n in names_of(m)]
-
-    def stat(s):
-        return sum(w * value_of(m, s) for w, m in parts) / total
-
-    return names, stat
+    all_names = sorted({n for parts in parts_of.values() for _, _, ns in parts for n in ns})
+    for h in parts_of:
+        names = sorted({n for _, _, ns in parts_of[h] for n in ns})
+        n = out.metrics[f"mvot.{h}"].n if f"mvot.{h}" in out.metrics else 0
+        out.metrics[f"drift_c.{h}"] = boot.value(f"drift_c.{h}", names, horizon_stat(h), n, "undefined")
+    weight = sum(HORIZON_WEIGHTS[h] for h in parts_of)
+    stats = {h: horizon_stat(h) for h in parts_of}
+    out.metrics["drift_c"] = boot.value(
+        "drift_c", all_names, lambda s: sum(HORIZON_WEIGHTS[h] * stats[h](s) for h in stats) / weight,
+        out.metrics["mvot"].n, "undefined")
 
 
 # ------------------------------------------------------------------ §7.7 TES
@@ -605,25 +679,28 @@ def _token_sums(boot: _Boot, tag: str, own_records) -> list[str]:
     return names
 
 
+def _tc(s, names):
+    return _div(s[names[0]] + s[names[1]] + s[names[2]], s[names[3]])
+
+
 def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dict) -> None:
     """TES = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), TC = W + S_delta + R x Q_rate (§7.7)."""
     mine = _token_sums(boot, "tc", own_records)
-    full, reps = boot.sums(mine)
-
-    def tc(s, names):
-        return _div(s[names[0]] + s[names[1]] + s[names[2]], s[names[3]])
-
-    has_storage = storage.get("has_storage", False)
-    n_sessions = int(full[mine[3]][0])
-    out.metrics["token_cost_per_session"] = (_value(tc(full, mine), tc(reps, mine), n_sessions, "no sessions")
-                                             if has_storage else _na(NO_SNAPSHOT, n_sessions))
-    out.metrics["storage_tokens_per_session"] = (
-        _value(_div(full[mine[2]], full[mine[3]]), _div(reps[mine[2]], reps[mine[3]]), n_sessions, "no sessions")
-        if has_storage else _na(NO_SNAPSHOT, n_sessions))
-    out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
-                                                 "(LLM tokens); S counted with tiktoken over Snapshot")
+    n_sessions = int(boot.sums(mine)[0][mine[3]][0])
+    if storage.get("has_storage"):
+        out.metrics["token_cost_per_session"] = boot.value("token_cost_per_session", mine,
+                                                           lambda s: _tc(s, mine), n_sessions, "no sessions")
+        out.metrics["storage_tokens_per_session"] = boot.value(
+            "storage_tokens_per_session", mine[2:], lambda s: _div(s[mine[2]], s[mine[3]]), n_sessions,
+            "no sessions")
+        out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
+                                                     "(LLM tokens); S counted with tiktoken over Snapshot at the "
+                                                     "scenario's end")
+    else:
+        out.metrics["token_cost_per_session"] = _na(NO_SNAPSHOT, n_sessions)
+        out.metrics["storage_tokens_per_session"] = _na(NO_SNAPSHOT, n_sessions)
     if not storage.get("defined"):
-        out.metrics["tes"] = _na(f"MVOT n/a ({out.metrics['mvot'].reason})", n_sessions)
+        out.metrics["tes"] = _na(f"MVOT n/a: {out.metrics['mvot'].reason}", n_sessions)
         return
     if REFERENCE not in records or REFERENCE not in rows:
         out.metrics["tes"] = _na(NO_REFERENCE, n_sessions)
@@ -641,17 +718,17 @@ def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dic
 
     def stat(s):
         mvot_ref = _div(s[ref_terms[0]], s[ref_terms[1]])
-        tes = _div(_div(mvot_stat(s), mvot_ref), _div(tc(s, mine), tc(s, ref)))
+        tes = _div(_div(mvot_stat(s), mvot_ref), _div(_tc(s, mine), _tc(s, ref)))
         # Undefined where MVOT_ref <= 0 (the ratio is meaningless) or a cost is 0.
-        return np.where((mvot_ref > 0) & (tc(s, mine) > 0) & (tc(s, ref) > 0), tes, np.nan)
+        return np.where((mvot_ref > 0) & (_tc(s, mine) > 0) & (_tc(s, ref) > 0), tes, np.nan)
 
-    full, reps = boot.sums(names)
+    full = boot.sums(names)[0]
     mvot_ref_full = float(_div(full[ref_terms[0]], full[ref_terms[1]])[0])
     reason = ("MVOT_ref <= 0: the reference compressor does no better than the amnesiac" if mvot_ref_full <= 0
-              else "the system spends no tokens (TC = 0)" if float(tc(full, mine)[0]) == 0
+              else "the system spends no tokens (TC = 0)" if float(_tc(full, mine)[0]) == 0
               else "the reference compressor spends no tokens (TC_ref = 0)")
-    boot.tes = (stat(full), stat(reps))
-    out.metrics["tes"] = _value(boot.tes[0], boot.tes[1], n_sessions, reason)
+    out.metrics["tes"] = boot.value("tes", names, stat, n_sessions, reason)
+    boot.tes = boot.kept["tes"]
 
 
 # ------------------------------------------------------------------ §7.8 LPS, §7.9 DRIFT-E
@@ -671,16 +748,16 @@ def _latency(out: SuiteResult, own_records, boot: _Boot, answer_model: bool) -> 
                     dialectic[r["scenario_id"]].append(t + float(r["last_write_latency_ms"]))
         elif r["kind"] == "store" and r.get("write_latency_ms") is not None:
             write[r["scenario_id"]].append(float(r["write_latency_ms"]))
-    qs = (50.0, 95.0, 99.0)
-    for label, samples in (("ttfrt_ms", ttfrt),):
+
+    def quantiles(samples, qs, names, reason="no probe latencies"):
         full, reps = boot.percentiles(samples, qs)
-        n = sum(len(v) for v in samples.values())
-        for j, q in enumerate(qs):
-            out.metrics[f"{label}_p{int(q)}"] = _value(full[j:j + 1], reps[:, j], n, "no probe latencies")
-    full, reps = boot.percentiles(dialectic, (50.0, 99.0))
-    n = sum(len(v) for v in dialectic.values())
-    out.metrics["dialectic_speed_ms_p50"] = _value(full[0:1], reps[:, 0], n, "no probe latencies")
-    out.metrics["dialectic_speed_ms"] = _value(full[1:2], reps[:, 1], n, "no probe latencies")
+        n, clusters = sum(len(v) for v in samples.values()), sum(1 for v in samples.values() if v)
+        for j, name in enumerate(names):
+            out.metrics[name] = boot.record(name, full[j:j + 1], reps[:, j], n, reason, clusters)
+        return full, reps
+
+    quantiles(ttfrt, (50.0, 95.0, 99.0), ("ttfrt_ms_p50", "ttfrt_ms_p95", "ttfrt_ms_p99"))
+    quantiles(dialectic, (50.0, 99.0), ("dialectic_speed_ms_p50", "dialectic_speed_ms"))
     out.measurement["ttfrt_ms_p99"] = ("measured time to first token" if answer_model else
                                        "read latency + hermetic reader latency (no answer model)")
     out.measurement["dialectic_speed_ms"] = ("p99 of retrieve + reader + the Store before the checkpoint"
@@ -693,8 +770,10 @@ def _latency(out: SuiteResult, own_records, boot: _Boot, answer_model: bool) -> 
         ttfrt_score = np.minimum(1.0, _div(TTFRT_REF_MS, np.maximum(tt, 1e-9)))
         return LPS_WEIGHTS["read"] * read_score + LPS_WEIGHTS["ttfrt"] * ttfrt_score
 
-    boot.lps = (lps(rl_full, tt_full), lps(rl_reps[:, 0], tt_reps[:, 0]))
-    out.metrics["lps"] = _value(boot.lps[0], boot.lps[1], sum(len(v) for v in read.values()), "no probe latencies")
+    out.metrics["lps"] = boot.record("lps", lps(rl_full, tt_full), lps(rl_reps[:, 0], tt_reps[:, 0]),
+                                     sum(len(v) for v in read.values()), "no probe latencies",
+                                     sum(1 for v in read.values() if v))
+    boot.lps = boot.kept["lps"]
     out.series.latency_quantiles_ms = {}
     for label, samples in (("read", read), ("write", write), ("ttfrt", ttfrt), ("dialectic", dialectic)):
         pooled = [x for v in samples.values() for x in v]
@@ -707,27 +786,27 @@ def _drift_e(out: SuiteResult, boot: _Boot) -> None:
     """DRIFT-E = 0.55 clip(TES, 0, 1) + 0.45 LPS (§7.9), TES clipped as documented above."""
     tes, lps = out.metrics.get("tes"), out.metrics.get("lps")
     if tes is None or tes.value is None:
-        out.metrics["drift_e"] = _na(f"TES n/a ({tes.reason if tes else 'not computed'})")
+        out.metrics["drift_e"] = _na(f"TES n/a: {tes.reason if tes else 'not computed'}")
         return
     if lps is None or lps.value is None:
-        out.metrics["drift_e"] = _na(f"LPS n/a ({lps.reason if lps else 'not computed'})")
+        out.metrics["drift_e"] = _na(f"LPS n/a: {lps.reason if lps else 'not computed'}")
         return
     full = DRIFT_E_WEIGHTS["tes"] * np.clip(boot.tes[0], 0, 1) + DRIFT_E_WEIGHTS["lps"] * boot.lps[0]
     reps = DRIFT_E_WEIGHTS["tes"] * np.clip(boot.tes[1], 0, 1) + DRIFT_E_WEIGHTS["lps"] * boot.lps[1]
-    out.metrics["drift_e"] = _value(full, reps, tes.n, "undefined")
+    out.metrics["drift_e"] = boot.record("drift_e", np.array([full]), reps, tes.n, "undefined", len(boot.clusters))
     out.measurement["drift_e"] = "0.55 x clip(TES, 0, 1) + 0.45 x LPS (TES is unbounded above)"
 
 
 # ------------------------------------------------------------------ token cost curve
 
-def _token_cost_curve(system: str, own_rows, own_records, rows, records) -> list[CurvePoint]:
+def _token_cost_curve(own_rows, own_records, rows, records) -> list[CurvePoint]:
     """MVOT over cumulative tokens through the trajectory (DRIFT §7.7).
 
     Checkpoints of all scenarios are pooled by position (``after_session``). At position
     a: x = mean over the pooled checkpoints of W + R spent so far plus S at the
-    checkpoint (tokens); y = MVOT over every checkpoint at or before a (same formula and
-    cap as ``mvot``). Points have ``mvot`` None where it is undefined (no Snapshot, no
-    reference, or no checkpoint where the amnesiac errs yet).
+    checkpoint (tokens); y = MVOT over the scored checkpoints at or before a, computed
+    exactly as ``mvot`` (so the last point equals it). ``mvot`` is None where undefined
+    (no Snapshot, no reference, or no checkpoint yet where the amnesiac errs).
     """
     states = _states(own_records)
     if not states or AMNESIAC not in rows:
@@ -750,19 +829,18 @@ def _token_cost_curve(system: str, own_rows, own_records, rows, records) -> list
             if state.get("storage_tokens") is None:
                 continue
             cost[key] = float(written + read_so_far + state["storage_tokens"])
-    positions = sorted({states[k]["after_session"] for k in cost})
     points = []
-    for a in positions:
+    for a in sorted({states[k]["after_session"] for k in cost}):
         here = [k for k in cost if states[k]["after_session"] == a]
-        upto = sorted(k for k in cost if states[k]["after_session"] <= a)
-        terms, _ = _terms(mine, amn, [k for k in upto if k in mine])
-        s_sys = sum(float(states[k]["storage_tokens"]) for k in upto)
-        s_ref = sum(float(ref_states[k]["storage_tokens"]) for k in upto
-                    if k in ref_states and ref_states[k].get("storage_tokens") is not None)
+        scored = sorted(k for k in cost if states[k]["after_session"] <= a and k in mine)
+        terms, _ = _terms(mine, amn, scored)
         mvot = None
         if terms and ref_states:
-            efficiency = min(1.0, s_ref / s_sys) if s_sys > 0 else 1.0
-            mvot = sum(t for _, t in terms) / len(terms) * efficiency
+            s_sys = sum(float(states[k]["storage_tokens"]) for k in scored)
+            s_ref = sum(float(ref_states[k]["storage_tokens"]) for k in scored
+                        if k in ref_states and ref_states[k].get("storage_tokens") is not None)
+            reduction = sum(t for _, t in terms) / len(terms)
+            mvot = float(_mvot_value(np.array([reduction]), np.array([s_sys]), np.array([s_ref]))[0])
         points.append(CurvePoint(after_session=a, cumulative_tokens=round(sum(cost[k] for k in here) / len(here), 3),
                                  mvot=None if mvot is None else round(mvot, 6), checkpoints=len(here)))
     return points

@@ -81,10 +81,17 @@ def _undefined(reason: str, n: int = 0) -> MetricValue:
     return MetricValue(value=None, ci95=None, n=n, reason=reason)
 
 
+ONE_SCENARIO = "one scenario: no interval"
+
+
 def _metric(value: float | None, lo: float | None, hi: float | None, n: int,
-            reason: str) -> MetricValue:
+            reason: str, clusters: int | None = None) -> MetricValue:
+    """``clusters``: scenarios contributing items; with fewer than two the bootstrap has
+    nothing to resample, so the interval is left out and ``ci_note`` says why."""
     if value is None:
         return _undefined(reason, n)
+    if clusters is not None and clusters < 2:
+        return MetricValue(value=value, ci95=None, n=n, ci_note=ONE_SCENARIO)
     ci = None if lo is None or hi is None else [lo, hi]
     return MetricValue(value=value, ci95=ci, n=n)
 
@@ -107,7 +114,7 @@ def _mean_metric(rows: Sequence[ProbeRow], score: Callable[[ProbeRow], float | b
         return _undefined(reason)
     sums = _per_cluster(((c, (s, 1.0)) for c, s in scored), 2)
     value, lo, hi = ratio_ci(sums[:, 0], sums[:, 1], n_boot=n_boot, seed=seed)
-    return _metric(value, lo, hi, len(scored), reason)
+    return _metric(value, lo, hi, len(scored), reason, sums.shape[0])
 
 
 def _single_system(rows: Sequence[ProbeRow], records: Iterable[Mapping[str, Any]]) -> None:
@@ -132,7 +139,7 @@ def _latency(records: Iterable[Mapping[str, Any]], field: str, prefix: str, miss
     if n == 0:
         return {name: _undefined(missing) for name in names}
     cis = percentiles_ci(clusters, list(LATENCY_QUANTILES.values()), n_boot=n_boot, seed=seed)
-    out = {name: _metric(value, lo, hi, n, missing) for name, (value, lo, hi) in zip(names, cis)}
+    out = {name: _metric(value, lo, hi, n, missing, len(by_scenario)) for name, (value, lo, hi) in zip(names, cis)}
     return out
 
 
@@ -230,7 +237,7 @@ def _paired_mean(pairs: Sequence[tuple[ProbeRow, ProbeRow]],
                                    np.array([float(score(a)) for a, _ in both]),
                                    np.array([float(score(b)) for _, b in both]),
                                    n_boot=n_boot, seed=seed)
-    return _metric(value, lo, hi, len(both), reason)
+    return _metric(value, lo, hi, len(both), reason, len({a.scenario_id for a, _ in both}))
 
 
 def _paired_revision_stat(sums: dict[str, np.ndarray]) -> np.ndarray:

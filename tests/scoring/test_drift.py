@@ -280,3 +280,84 @@ def test_bounds(none_ok, sys_ok, ref_ok, sys_storage, sys_stored, read_ms, depre
                  for p in ("mvot", "selectivity", "revision_accuracy", "action_alignment")
                  if m.get(f"{p}.{h}") is not None and m[f"{p}.{h}"].value is not None]
         assert min(parts) - 1e-12 <= m["drift_c"].value <= max(parts) + 1e-12
+
+
+# ---------------------------------------------------------------- decisions and edges
+
+def test_a_loss_is_not_shrunk_by_the_storage_term():
+    # sys worse than the amnesiac at A-c1: none wrong on p1, p3 (E_amn 2/3); sys wrong on all three (E 1).
+    worse = dict(SYS_OK, p1=False, p2=False, p3=False, p4=False, p5=False, p6=False)
+    rows = {"none": rows_for("none", NONE_OK), "reference-compressor": rows_for("reference-compressor", REF_OK),
+            "sys": rows_for("sys", worse)}
+    records = {"none": records_for("none", {"A-c1": 0, "A-c2": 0, "B-c1": 0}, {"A-c1": [], "A-c2": [], "B-c1": []}),
+               "reference-compressor": records_for("reference-compressor", {"A-c1": 40, "A-c2": 80, "B-c1": 20},
+                                                   EVERYTHING),
+               "sys": records_for("sys", {"A-c1": 100, "A-c2": 200, "B-c1": 50}, EVERYTHING)}
+    out = drift_suite("sys", rows, records, GOLD, PARADIGM, n_boot=100, seed=0)
+    # A-c1: (2/3 - 1) / (2/3) = -1/2; A-c2: (1 - 1) / 1 = 0 -> -1/4, left unscaled (not -1/4 x 0.4).
+    assert value(out, "error_reduction") == pytest.approx(-0.25)
+    assert value(out, "mvot") == pytest.approx(-0.25)
+
+
+def test_one_scenario_gives_no_interval_and_says_why():
+    only_a = {name: [r for r in rows_for(name, ok) if r.scenario_id == "A"]
+              for name, ok in (("none", NONE_OK), ("reference-compressor", REF_OK), ("sys", SYS_OK))}
+    records = {name: [r for r in recs if r["scenario_id"] == "A"] for name, recs in (
+        ("none", records_for("none", {"A-c1": 0, "A-c2": 0, "B-c1": 0}, {"A-c1": [], "A-c2": [], "B-c1": []})),
+        ("reference-compressor", records_for("reference-compressor", {"A-c1": 40, "A-c2": 80, "B-c1": 20},
+                                             EVERYTHING)),
+        ("sys", records_for("sys", {"A-c1": 100, "A-c2": 200, "B-c1": 50}, EVERYTHING)))}
+    out = drift_suite("sys", only_a, records, GOLD, PARADIGM, n_boot=100, seed=0)
+    for name in ("mvot", "drift_c", "selectivity", "lps"):
+        assert out.metrics[name].value is not None and out.metrics[name].ci95 is None, name
+        assert out.metrics[name].ci_note == "one scenario: no interval"
+
+
+def test_undefined_replicates_are_counted_in_the_note():
+    # MVOT's terms live in A only (B's checkpoint is left out), its storage in both: a
+    # replicate that draws B twice has no term and is dropped, and the note counts them.
+    out = run()
+    assert out.metrics["revision_accuracy"].ci_note == "one scenario: no interval"  # revision probes: A only
+    note = out.metrics["mvot"].ci_note
+    assert note is not None and note.startswith("over ") and "of 200 resamples" in note
+
+
+def test_curve_ends_at_the_reported_mvot():
+    out = run()
+    assert out.series.token_cost_curve[-1].mvot == pytest.approx(value(out, "mvot"), abs=1e-6)
+
+
+def test_revision_accuracy_overall_shares_the_count_matrix():
+    out = run()
+    assert value(out, "revision_accuracy") == value(out, "revision_accuracy.medium") == 1.0
+    # All revision probes are medium here, so the two intervals come from the same replicates.
+    assert out.metrics["revision_accuracy"].ci95 == out.metrics["revision_accuracy.medium"].ci95
+
+
+def test_free_form_runs_say_why_mvot_is_undefined():
+    rows = {name: [ProbeRow(**{**r.__dict__, "correct": None}) for r in rows_for(name, NONE_OK)]
+            for name in ("none", "reference-compressor", "sys")}
+    records = {name: records_for(name, {"A-c1": 10, "A-c2": 10, "B-c1": 10}, EVERYTHING)
+               for name in ("none", "reference-compressor", "sys")}
+    out = drift_suite("sys", rows, records, GOLD, PARADIGM, n_boot=50, seed=0)
+    assert value(out, "mvot") is None and "free-form" in out.metrics["mvot"].reason
+    assert "free-form" in out.metrics["drift_c"].reason and "free-form" in out.metrics["tes"].reason
+
+
+def test_paired_suite_golden_and_self_difference():
+    from conformance.scoring.drift import paired_suite
+
+    everything = run()
+    selective = run(sys_storage={"A-c1": 30, "A-c2": 60, "B-c1": 15},
+                    sys_stored={"A-c1": ["a1"], "A-c2": ["a1", "a3"], "B-c1": ["b1"]})
+    diff = paired_suite(selective, everything)
+    assert diff["mvot"].value == pytest.approx(5 / 6 - 5 / 6 * 0.4)
+    assert diff["selectivity"].value == pytest.approx(0.5)
+    lo, hi = diff["mvot"].ci95
+    assert lo <= diff["mvot"].value <= hi
+    same = paired_suite(everything, run())
+    assert same["drift_c"].value == 0.0 and same["drift_c"].ci95 == [0.0, 0.0]
+    # Different scenario sets share no count matrix: no paired difference at all.
+    other = drift_suite("sys", {"sys": [r for r in rows_for("sys", SYS_OK) if r.scenario_id == "A"]},
+                        {"sys": []}, GOLD, PARADIGM, n_boot=200, seed=1)
+    assert paired_suite(everything, other) == {}
