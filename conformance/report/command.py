@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from conformance.contract.result import ResultDocument
+from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.errors import DriftError
 
 
@@ -46,7 +46,7 @@ def load_result(path: Path) -> ResultDocument:
     except OSError as exc:
         raise DriftError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        return ResultDocument.model_validate_json(raw)
+        doc = ResultDocument.model_validate_json(raw)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         first = errors[0]
@@ -55,6 +55,10 @@ def load_result(path: Path) -> ResultDocument:
             raise DriftError(f"{path}: not valid JSON: {first['msg']}") from None
         raise DriftError(f"{path}: not a valid result.json: at {_field_path(first['loc'])}: "
                          f"{first['msg']}{more}") from None
+    if doc.schema_version != RESULT_SCHEMA_VERSION:
+        raise DriftError(f"{path}: schema_version {doc.schema_version!r} is not one this drift-conformance reads "
+                         f"({RESULT_SCHEMA_VERSION!r}); use the version that wrote it")
+    return doc
 
 
 def _write(path: Path, text: str) -> None:

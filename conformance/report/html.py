@@ -364,14 +364,15 @@ h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #d0d5de; paddin
 h3 { font-size: 1.05em; margin-top: 1.4em; }
 nav ul { columns: 3; list-style: none; padding: 0; }
 .scroll { overflow-x: auto; }
-table { border-collapse: collapse; margin: 0.6em 0 1em; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: 0.6em 0 1em; font-variant-numeric: tabular-nums; font-size: 0.88em; }
 caption { caption-side: top; text-align: left; color: #556; padding-bottom: 0.3em; font-size: 0.92em; }
-th, td { border: 1px solid #d0d5de; padding: 0.3em 0.55em; vertical-align: top; }
+th, td { border: 1px solid #d0d5de; padding: 0.3em 0.45em; vertical-align: top; }
+thead th { white-space: normal; max-width: 7em; }
 thead th { background: #eef1f6; font-weight: 600; text-align: center; }
 tbody th { text-align: left; font-weight: 600; background: #f7f8fb; white-space: nowrap; }
 td { text-align: right; white-space: nowrap; }
 td .ci { display: block; color: #667; font-size: 0.82em; }
-td.na { color: #8a8f99; font-style: italic; white-space: normal; max-width: 14em; text-align: left; }
+td.na { color: #8a8f99; font-style: italic; white-space: normal; max-width: 10em; text-align: left; font-size: 0.9em; }
 td.sig .v { font-weight: 700; }
 td.txt { text-align: left; white-space: normal; }
 dl.summary { display: grid; grid-template-columns: max-content auto; gap: 0.15em 1.2em; }

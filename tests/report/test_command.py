@@ -101,3 +101,17 @@ def test_report_from_a_real_run(tmp_path):
     for text in (page, md):
         assert "keyword" in text and "oracle (control)" in text and "Deviations from the fairness contract" in text
     assert "<svg" in page   # at least the per-type accuracy bars
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(schema_version="99"), "schema_version '99' is not one this drift-conformance reads"),
+    (lambda d: next(iter(d["systems"].values()))["metrics"]["accuracy"].update(ci95=[0.9, 0.1]),
+     "ci95 low 0.9 is above high 0.1"),
+])
+def test_report_refuses_results_it_cannot_trust(tmp_path, doc, edit, message):
+    data = json.loads(doc.model_dump_json())
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(report_cmd, [str(path), "--markdown", str(tmp_path / "r.md")])
+    assert result.exit_code == 2 and message in result.output
