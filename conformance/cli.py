@@ -74,7 +74,7 @@ def _errors_exit_2(fn):
               help="Context budget in tokens.")
 @click.option("--encoding", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base"]), help="tiktoken encoding for the budget.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Bootstrap seed.")
 @click.option("--bootstrap", "bootstrap", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples.")
 @click.option("--repeat", "repeat", default=1, show_default=True, type=click.IntRange(1, 5),

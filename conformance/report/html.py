@@ -82,6 +82,7 @@ class Cell:
     n: int | None = None
     na: bool = False
     excludes_zero: bool = False
+    note: str | None = None
 
     @property
     def text(self) -> str:
@@ -122,7 +123,12 @@ def cell(name: str, metric: MetricValue | None, signed: bool = False) -> Cell:
         lo, hi = metric.ci95
         interval = f"[{_num(lo, d, signed)}, {_num(hi, d, signed)}]"
         excludes_zero = signed and (lo > 0 or hi < 0)
-    return Cell(_num(metric.value, d, signed), interval, metric.n, excludes_zero=excludes_zero)
+        if metric.ci_note:
+            interval += "*"  # conditional interval: the note is in the cell's title and the deviations
+    elif metric.ci_note:
+        interval = f"({metric.ci_note})"
+    return Cell(_num(metric.value, d, signed), interval, metric.n, excludes_zero=excludes_zero,
+                note=metric.ci_note)
 
 
 def system_label(label: str, result: SystemResult) -> str:
@@ -233,13 +239,14 @@ def horizon_table(doc: ResultDocument) -> Table:
 
 def paired_tables(doc: ResultDocument) -> list[Table]:
     families = (
-        ("paired-none", "Paired difference vs none", "System minus the none control, per probe, cluster "
-         "bootstrap. Bold: the 95% interval excludes 0.", "paired_vs_none", lambda label, r: f"{label} − none"),
-        ("paired-baseline", "Paired difference vs the baseline system", "System minus the baseline system, per "
-         "probe, cluster bootstrap. Bold: the 95% interval excludes 0.", "paired_vs_baseline",
+        ("paired-none", "Paired difference vs none", "System minus the none control: accuracy, recall and "
+         "revision per probe, DRIFT metrics as differences of the two systems' values over the same resamples; "
+         "cluster bootstrap. Bold: the 95% interval excludes 0.", "paired_vs_none", lambda label, r: f"{label} − none"),
+        ("paired-baseline", "Paired difference vs the baseline system", "System minus the baseline system, paired "
+         "the same way. Bold: the 95% interval excludes 0.", "paired_vs_baseline",
          lambda label, r: f"{label} − {r.baseline_system or 'baseline'}"),
-        ("noise-floor", "Noise floor", "With --repeat 2: the second run minus the first, per probe. A comparison "
-         "must exceed this interval around 0 to mean anything.", "noise_floor",
+        ("noise-floor", "Noise floor", "With --repeat 2: the second run minus the first, "
+         "paired the same way. A comparison must exceed this interval around 0 to mean anything.", "noise_floor",
          lambda label, r: f"{label}: run 2 − run 1"),
     )
     tables = []
@@ -392,7 +399,8 @@ _e = html.escape
 
 
 def _cell_html(c: Cell) -> str:
-    title = f' title="n = {c.n}"' if c.n is not None else ""
+    tip = "; ".join(t for t in (f"n = {c.n}" if c.n is not None else None, c.note) if t)
+    title = f' title="{_e(tip)}"' if tip else ""
     if c.na:
         return f'<td class="na"{title}>{_e(c.value)}</td>'
     ci = f'<span class="ci">{_e(c.interval)}</span>' if c.interval is not None else ""
@@ -426,7 +434,9 @@ def tree_html(value: Any) -> str:
         if not value:
             return "<em>none</em>"
         if all(not isinstance(v, (dict, list)) for v in value):
-            return _e(", ".join(scalar(v) for v in value))
+            if all(len(scalar(v)) <= 60 for v in value):
+                return _e(", ".join(scalar(v) for v in value))
+            return "<ul>" + "".join(f"<li>{_e(scalar(v))}</li>" for v in value) + "</ul>"  # sentences: one each
         return "<ol>" + "".join(f"<li>{tree_html(v)}</li>" for v in value) + "</ol>"
     return _e(scalar(value))
 
@@ -517,6 +527,8 @@ def render_html(doc: ResultDocument) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
-            f"<h1>{_e(title)}</h1>\n<p>Every number carries its 95% cluster-bootstrap interval over scenarios "
-            "<span class=\"ci\">[low, high]</span>; n/a means undefined for this run, with the reason, never 0.</p>\n"
+            f"<h1>{_e(title)}</h1>\n<p>Numbers carry their 95% cluster-bootstrap interval over scenarios "
+            "<span class=\"ci\">[low, high]</span> where one can be computed (a metric resting on one scenario "
+            "says so instead; * marks an interval over only some resamples, see the cell's tooltip); n/a means "
+            "undefined for this run, with the reason, never 0.</p>\n"
             + "\n".join(sections) + "\n</body>\n</html>\n")

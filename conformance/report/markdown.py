@@ -47,7 +47,9 @@ def render_markdown(doc: ResultDocument) -> str:
     receipt = doc.receipt
     by_key = {t.key: t for t in tables(doc)}
     out = [f"# drift-conformance report: {len(receipt.scenarios)} scenarios, {len(doc.systems)} systems", "",
-           "Every number carries its 95% cluster-bootstrap interval over scenarios \\[low, high\\]; n/a means "
+           "Numbers carry their 95% cluster-bootstrap interval over scenarios \\[low, high\\] where one can be "
+           "computed (a metric resting on one scenario says so; * marks an interval over only some resamples); "
+           "n/a means "
            "undefined for this run, with the reason, never 0. Plots: see the HTML report "
            "(`drift-conformance report RESULT --html report.html`).", ""]
     if not doc.complete:

@@ -38,6 +38,8 @@ def fmt(metric: MetricValue | None, digits: int = 3) -> str:
     text = f"{metric.value:.{digits}f}"
     if metric.ci95 is not None:
         text += f"\n[{metric.ci95[0]:.{digits}f}, {metric.ci95[1]:.{digits}f}]"
+    elif metric.ci_note:
+        text += "\n(no CI: one scenario)" if metric.ci_note.startswith("one scenario") else "\n(no CI)"
     return text
 
 
@@ -73,7 +75,7 @@ def render(doc: ResultDocument, console: Console) -> None:
     if pairs:
         parts = (["system minus baseline"] if any(r.paired_vs_baseline for _, r in pairs) else []) + (
             ["repeat 2 minus repeat 1"] if any(r.noise_floor for _, r in pairs) else [])
-        extra = Table(title=f"paired differences, per probe ({'; '.join(parts)})")
+        extra = Table(title=f"paired differences, cluster bootstrap ({'; '.join(parts)})")
         extra.add_column("system")
         extra.add_column("Δ accuracy vs baseline", justify="right")
         extra.add_column("noise floor Δ accuracy", justify="right")

@@ -323,8 +323,11 @@ def paired_suite(a: SuiteResult, b: SuiteResult, names: Sequence[str] = PAIRED_M
         (fa, ra), (fb, rb) = a.replicates[name], b.replicates[name]
         if not (np.isfinite(fa) and np.isfinite(fb)) or ra.shape != rb.shape:
             continue
-        n = min(a.metrics[name].n, b.metrics[name].n) if name in a.metrics and name in b.metrics else 0
-        out[name] = _metric_value(np.array([fa - fb]), ra - rb, n, "undefined", len(a.clusters))
+        ma, mb = a.metrics.get(name), b.metrics.get(name)
+        n = min(ma.n, mb.n) if ma is not None and mb is not None else 0
+        # A side without an interval (one scenario behind it) gives the difference none either.
+        has_ci = ma is not None and mb is not None and ma.ci95 is not None and mb.ci95 is not None
+        out[name] = _metric_value(np.array([fa - fb]), ra - rb, n, "undefined", len(a.clusters) if has_ci else 1)
     return out
 
 
@@ -400,7 +403,10 @@ def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, h
     and the reference compressor; both streamed the same sessions, so C_base / C_mem =
     sum_t S_ref(t) / sum_t S_mem(t).
     """
-    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False, "has_storage": False}
+    states, ref_states = _states(own_records), _states(records.get(REFERENCE, ()))
+    has_storage = bool(states) and all(s.get("storage_tokens") is not None for s in states.values())
+    has_ref = bool(ref_states) and all(s.get("storage_tokens") is not None for s in ref_states.values())
+    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False, "has_storage": has_storage}
     names_all = ("mvot", "error_reduction", *(f"mvot.{h}" for h in horizons))
     if free_form:
         for name in names_all:
@@ -412,10 +418,6 @@ def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, h
             out.metrics[name] = _na(NO_AMNESIAC)
         return facts
     mine, amn = _checkpoint_errors(own_rows), _checkpoint_errors(rows[AMNESIAC])
-    states, ref_states = _states(own_records), _states(records.get(REFERENCE, ()))
-    has_storage = bool(states) and all(s.get("storage_tokens") is not None for s in states.values())
-    has_ref = bool(ref_states) and all(s.get("storage_tokens") is not None for s in ref_states.values())
-    facts["has_storage"] = has_storage
 
     for horizon in (None, *horizons):
         tag = "mvot" if horizon is None else f"mvot.{horizon}"
@@ -651,9 +653,14 @@ def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
         out.metrics[f"drift_c.{h}"] = boot.value(f"drift_c.{h}", names, horizon_stat(h), n, "undefined")
     weight = sum(HORIZON_WEIGHTS[h] for h in parts_of)
     stats = {h: horizon_stat(h) for h in parts_of}
-    out.metrics["drift_c"] = boot.value(
-        "drift_c", all_names, lambda s: sum(HORIZON_WEIGHTS[h] * stats[h](s) for h in stats) / weight,
-        out.metrics["mvot"].n, "undefined")
+    full, reps = boot.sums(all_names)
+    # A replicate missing every scenario of one horizon is undefined and dropped; when a
+    # horizon rests on one scenario, every kept replicate would contain it and the
+    # interval would collapse, so the aggregate gets no interval then either.
+    thinnest = min(boot.contributing(sorted({n for _, _, ns in parts_of[h] for n in ns})) for h in parts_of)
+    aggregate = (lambda s: sum(HORIZON_WEIGHTS[h] * stats[h](s) for h in stats) / weight)
+    out.metrics["drift_c"] = boot.record("drift_c", aggregate(full), aggregate(reps), out.metrics["mvot"].n,
+                                         "undefined", thinnest)
 
 
 # ------------------------------------------------------------------ §7.7 TES

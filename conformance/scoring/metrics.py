@@ -161,7 +161,7 @@ def _revision_accuracy(rows: Sequence[ProbeRow], update: MetricValue, deprecatio
         )) for r in counted), 4)
     per_cluster = {"u_num": sums[:, 0], "u_den": sums[:, 1], "d_num": sums[:, 2], "d_den": sums[:, 3]}
     value, lo, hi = bootstrap_sums(per_cluster, _revision_stat, n_boot=n_boot, seed=seed)
-    return _metric(value, lo, hi, len(counted), NO_REVISION_REASON)
+    return _metric(value, lo, hi, len(counted), NO_REVISION_REASON, sums.shape[0])
 
 
 def score_system(rows: Sequence[ProbeRow], store_records: Iterable[Mapping[str, Any]],
@@ -269,7 +269,7 @@ def _paired_revision(pairs: Sequence[tuple[ProbeRow, ProbeRow]], *, n_boot: int,
     per_cluster = {"ua": sums[:, 0], "ub": sums[:, 1], "u_den": sums[:, 2],
                    "da": sums[:, 3], "db": sums[:, 4], "d_den": sums[:, 5]}
     value, lo, hi = bootstrap_sums(per_cluster, _paired_revision_stat, n_boot=n_boot, seed=seed)
-    return _metric(value, lo, hi, len(items), NO_REVISION_REASON)
+    return _metric(value, lo, hi, len(items), NO_REVISION_REASON, sums.shape[0])
 
 
 def paired_vs(rows_sys: Sequence[ProbeRow], rows_base: Sequence[ProbeRow], *,

@@ -184,3 +184,13 @@ def test_measurement_table_groups_systems_sharing_a_method(doc):
     assert ("keyword", "selectivity", "marker probing (adapter has no Snapshot)") in rows
     # One row per (metric, method), never one per system repeating the same words.
     assert len({(m, h) for _, m, h in rows}) == len(rows)
+
+
+def test_missing_and_conditional_intervals_are_said_not_hidden():
+    from conformance.contract.result import MetricValue
+    from conformance.report.html import cell
+
+    one = cell("mvot", MetricValue(value=0.5, n=3, ci_note="one scenario: no interval"))
+    assert one.text == "0.500 (one scenario: no interval)"
+    partial = cell("mvot", MetricValue(value=0.5, ci95=[0.4, 0.6], n=3, ci_note="over 900 of 1,000 resamples"))
+    assert partial.text == "0.500 [0.400, 0.600]*" and partial.note.startswith("over 900")

@@ -342,6 +342,8 @@ def test_free_form_runs_say_why_mvot_is_undefined():
     out = drift_suite("sys", rows, records, GOLD, PARADIGM, n_boot=50, seed=0)
     assert value(out, "mvot") is None and "free-form" in out.metrics["mvot"].reason
     assert "free-form" in out.metrics["drift_c"].reason and "free-form" in out.metrics["tes"].reason
+    # Storage is still measured: Snapshot does not need scored answers.
+    assert value(out, "storage_tokens_per_session") == pytest.approx(20 / 6)
 
 
 def test_paired_suite_golden_and_self_difference():
@@ -356,7 +358,11 @@ def test_paired_suite_golden_and_self_difference():
     lo, hi = diff["mvot"].ci95
     assert lo <= diff["mvot"].value <= hi
     same = paired_suite(everything, run())
-    assert same["drift_c"].value == 0.0 and same["drift_c"].ci95 == [0.0, 0.0]
+    assert same["mvot"].value == 0.0 and same["mvot"].ci95 == [0.0, 0.0]
+    # DRIFT-C's medium horizon rests on scenario A alone: no interval for it, nor for its difference.
+    assert everything.metrics["drift_c"].ci95 is None
+    assert same["drift_c"].value == 0.0 and same["drift_c"].ci95 is None
+    assert same["drift_c"].ci_note == "one scenario: no interval"
     # Different scenario sets share no count matrix: no paired difference at all.
     other = drift_suite("sys", {"sys": [r for r in rows_for("sys", SYS_OK) if r.scenario_id == "A"]},
                         {"sys": []}, GOLD, PARADIGM, n_boot=200, seed=1)
