@@ -344,13 +344,16 @@ def import_locomo_cmd(path, out_dir):
                f"--gold {out_dir / 'gold'}")
 
 
-def _register_report() -> None:
+def _register_subcommands() -> None:
+    # Each lives beside what it drives; importing them is cheap (heavy imports happen inside).
+    from conformance.backend.check_command import check_adapter_cmd
     from conformance.report.command import report_cmd
 
     main.add_command(report_cmd)
+    main.add_command(check_adapter_cmd)
 
 
-_register_report()
+_register_subcommands()
 
 
 if __name__ == "__main__":

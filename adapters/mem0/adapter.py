@@ -175,6 +175,7 @@ class Mem0Backend(Backend):
     def __init__(self, data_dir: Path = DATA_DIR):
         self.data_dir = data_dir
         self.memory = build_memory(data_dir)
+        self._namespaces: set[str] = set()
 
     def settings(self) -> dict[str, str]:
         return {
@@ -194,10 +195,19 @@ class Mem0Backend(Backend):
 
     # -- contract -----------------------------------------------------------
 
+    def _known(self, namespace: str) -> None:
+        # mem0 would answer any user_id; the contract wants a status error for one never Reset.
+        if namespace not in self._namespaces:
+            raise ValueError(f"unknown namespace {namespace!r}: call Reset first")
+
     def reset(self, namespace: str) -> None:
+        if not namespace:
+            raise ValueError("namespace is empty")
         self.memory.delete_all(user_id=namespace)
+        self._namespaces.add(namespace)
 
     def store(self, namespace: str, session) -> StoreResult:
+        self._known(namespace)
         stored = 0
         for m in session.messages:
             role = ROLE_FOR_SYSTEM if m.role == "system" else (m.role or "user")
@@ -213,9 +223,11 @@ class Mem0Backend(Backend):
         return StoreResult(items_stored=stored)
 
     def flush(self, namespace: str, timeout_s: float) -> bool:
+        self._known(namespace)
         return True
 
     def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str) -> list[Hit]:
+        self._known(namespace)
         # qdrant local scores with one numpy/BLAS matrix-vector product over the whole
         # collection, and the rounding of a row's dot product depends on its position in
         # that matrix: a score moves in its last bits (~1e-15) with what else was stored
@@ -240,6 +252,7 @@ class Mem0Backend(Backend):
                    timestamp=meta.get("timestamp", ""))
 
     def _all(self, namespace: str) -> list[dict]:
+        self._known(namespace)
         got = self.memory.get_all(filters={"user_id": namespace}, top_k=SNAPSHOT_PAGE)
         rows = got.get("results", [])
         if len(rows) >= SNAPSHOT_PAGE:

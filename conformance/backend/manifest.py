@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from conformance.errors import DriftError
+
+CheckName = Literal["describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured", "deadlines",
+                    "capabilities_truthful", "deterministic", "errors_are_status_codes"]
+"""The contract checks of ``drift-conformance check-adapter`` (conformance/backend/checks.py)."""
+CHECK_NAMES: tuple[str, ...] = get_args(CheckName)
 
 
 class Resources(BaseModel):
@@ -32,6 +37,20 @@ class AdapterManifest(BaseModel):
     """Names of environment variables passed through to the adapter (e.g. API keys).
     Nothing else from the runner's environment reaches it."""
     notes: str | None = None
+    check_skips: dict[CheckName, Annotated[str, Field(min_length=1)]] = {}
+    """Contract checks of ``drift-conformance check-adapter`` this adapter skips, each with the
+    written reason (printed in place of a result), e.g. ``{flush_then_found: "stores nothing"}``."""
+
+    @field_validator("check_skips", mode="before")
+    @classmethod
+    def _known_checks(cls, value):
+        if isinstance(value, dict):
+            for name, reason in value.items():
+                if name not in CHECK_NAMES:
+                    raise ValueError(f"unknown check {name!r}; the checks are: {', '.join(CHECK_NAMES)}")
+                if not isinstance(reason, str) or not reason.strip():
+                    raise ValueError(f"{name}: a skipped check needs its reason (a non-empty string)")
+        return value
 
 
 class ManifestError(DriftError, ValueError):
