@@ -4,6 +4,11 @@ The process binds loopback on a port it picks itself and writes the port to a
 file (no guessing, no race); the launcher waits for health SERVING within the
 adapter's startup timeout, stops it on exit or error, and shows the tail of its
 stderr when it dies.
+
+The process runs inside its own cgroup(s) holding the CPU and memory limits of
+adapter.yaml's ``resources`` where the host allows it (:mod:`conformance.backend.limits`);
+``isolation["limits"]`` records what was enforced, and a kill by the kernel for
+exceeding the memory limit is reported as such.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import time
 from pathlib import Path
 
 from conformance.backend.client import BackendClient, Deadlines
+from conformance.backend.limits import CgroupLimits
 from conformance.backend.manifest import AdapterManifest
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
@@ -52,6 +58,7 @@ class ProcessAdapter:
         self.proc: subprocess.Popen | None = None
         self.workdir: Path | None = None
         self.client: BackendClient | None = None
+        self.limits: CgroupLimits | None = None
         self.isolation: dict = {}
 
     @property
@@ -77,17 +84,26 @@ class ProcessAdapter:
                    HOME=str(self.workdir), PYTHONPATH=str(sdk_path()), PYTHONUNBUFFERED="1",
                    PYTHONDONTWRITEBYTECODE="1", DRIFT_BACKEND_ADDRESS="127.0.0.1:0",
                    DRIFT_BACKEND_PORT_FILE=str(port_file))
-        log_handle = open(self.stderr_path, "wb")
         # drift_sdk.launch runs the entry script after asking the kernel to stop the adapter
         # when the runner dies, even by SIGKILL (no orphaned adapters).
         entry = self.folder / self.manifest.entry
-        self.proc = subprocess.Popen([str(python), "-m", "drift_sdk.launch", str(entry)], cwd=self.workdir,
-                                     env=env, stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle,
-                                     start_new_session=True)
-        log_handle.close()
-        self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
-                          "pid": self.proc.pid, "bind": "127.0.0.1", "limits": "none enforced"}
+        argv = [str(python), "-m", "drift_sdk.launch", str(entry)]
         try:
+            # The cgroup(s) exist, with their limits written, before the process does; the
+            # wrapper puts the process in them before exec (see CgroupLimits.wrap), so the
+            # adapter never runs a single instruction unlimited.
+            res = self.manifest.resources
+            self.limits = CgroupLimits.detect(res.cpus, res.memory_gb, label=name)
+            if self.limits.clamped and self.log:
+                self.log(f"adapter {name} asks for {res.cpus:g} cpus and {res.memory_gb:g} GB; this host has "
+                         f"{self.limits.host['cpus']} cpus and {self.limits.host['memory_gb']} GB: limited to "
+                         f"{self.limits.cpus:g} cpus and {self.limits.memory_gb:g} GB")
+            with open(self.stderr_path, "wb") as log_handle:
+                self.proc = subprocess.Popen(self.limits.wrap(argv), cwd=self.workdir, env=env,
+                                             stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle,
+                                             start_new_session=True)
+            self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
+                              "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe()}
             self._wait_until_serving(port_file)
         except BaseException:
             self.stop()  # never leave a half-started adapter behind
@@ -115,17 +131,58 @@ class ProcessAdapter:
 
     def _check_alive(self, when: str) -> None:
         if self.proc is not None and self.proc.poll() is not None:
-            code = self.proc.returncode
-            raise AdapterStartError(self._died(f"exited with code {code} {when}"))
+            raise AdapterStartError(self._died(f"{self._how_it_ended(self.proc.returncode)} {when}"))
+
+    def _memory_limit_text(self) -> str:
+        limits = self.limits
+        assert limits is not None
+        asked = limits.requested["memory_gb"]
+        clamp = f"asked {asked:g} GB, clamped to the host; " if limits.memory_gb < asked else ""
+        return f"{limits.memory_gb:g} GB ({clamp}{limits.enforced_by})"
+
+    def _how_it_ended(self, code: int) -> str:
+        """Why the process ended: out of memory when its cgroup counted an OOM kill (or,
+        on kernels without that counter, a SIGKILL after hitting the limit), else the
+        signal or the exit code."""
+        limits = self.limits
+        oom = limits.oom_kills() if limits is not None else None
+        if oom:
+            return (f"ran out of memory: killed by the kernel for exceeding its memory limit of "
+                    f"{self._memory_limit_text()}; {oom} OOM kill(s) counted in its cgroup, exit status {code}")
+        if code == -signal.SIGKILL and limits is not None and oom is None and (limits.limit_hits() or 0) > 0:
+            return (f"probably ran out of memory: killed by SIGKILL after reaching its memory limit of "
+                    f"{self._memory_limit_text()} (this kernel has no OOM-kill counter to confirm it was the "
+                    f"kernel's out-of-memory killer)")
+        if code < 0:
+            try:
+                return f"was killed by signal {signal.Signals(-code).name} (exit status {code})"
+            except ValueError:
+                return f"was killed by signal {-code} (exit status {code})"
+        return f"exited with code {code}"
 
     def exit_report(self) -> str | None:
-        """If the process has died, a message with its exit code and stderr tail."""
-        if self.proc is not None and self.proc.poll() is not None:
-            return self._died(f"exited with code {self.proc.returncode}")
-        return None
+        """If the process has died, why (out of memory, a signal, an exit code) and its stderr tail.
+
+        Also reports a still-running adapter whose cgroup saw an OOM kill (one of its
+        child processes was killed). Called after a failed call: an OOM kill in flight
+        (counted, process not yet reaped) is waited for up to 5 s.
+        """
+        if self.proc is None:
+            return None
+        code = self.proc.poll()
+        oom = self.limits.oom_kills() if self.limits is not None else None
+        if code is None and oom:
+            try:
+                code = self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                return self._died(f"is still running, but ran out of memory: the kernel killed {oom} process(es) "
+                                  f"in its cgroup for exceeding its memory limit of {self._memory_limit_text()}")
+        if code is None:
+            return None
+        return self._died(self._how_it_ended(code))
 
     def stop(self) -> None:
-        """Stop the process (SIGTERM, then SIGKILL after 5 s) and remove its working folder."""
+        """Stop the process (SIGTERM, then SIGKILL after 5 s), remove its cgroup(s) and its working folder."""
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -139,6 +196,11 @@ class ProcessAdapter:
                 except ProcessLookupError:
                     pass
                 self.proc.wait(timeout=5)
+        if self.limits is not None:
+            # After the process is reaped; strays left in the cgroup are killed there.
+            left = self.limits.cleanup()
+            if left and self.log:
+                self.log(f"adapter {self.manifest.name}: could not remove cgroup(s) {', '.join(map(str, left))}")
         if self.workdir is not None and not os.environ.get("DRIFT_KEEP_ADAPTER_WORKDIR"):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
