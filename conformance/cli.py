@@ -54,9 +54,13 @@ def _errors_exit_2(fn):
 
 @click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
                                                             "help_option_names": ["-h", "--help"]})
-@click.option("--adapter", "adapter", multiple=True, metavar="NAME|PATH|grpc://HOST:PORT",
-              help="Memory system to run (repeatable). Default: keyword. The none and oracle controls and the "
-                   "reference-compressor (DRIFT's normaliser) always run.")
+@click.option("--adapter", "adapter", multiple=True, metavar="NAME|NAME:TAG|PATH|grpc://HOST:PORT",
+              help="Memory system to run (repeatable). Default: keyword. NAME runs in its own process, NAME:TAG "
+                   "in a container of the image drift-adapter-NAME:TAG (built when absent or stale). The none and "
+                   "oracle controls and the reference-compressor (DRIFT's normaliser) always run.")
+@click.option("--isolation", type=click.Choice(["docker", "process"]), default=None,
+              help="Run every adapter (controls included) in a container (NAME means NAME:latest) or in its own "
+                   "process, whatever --adapter implies.  [default: as --adapter implies]")
 @click.option("--fixtures", "fixtures", type=click.Path(file_okay=False, path_type=Path),
               help="Fixture folder (default: the committed corpus). Give --gold with it.")
 @click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path),
@@ -89,14 +93,15 @@ def _errors_exit_2(fn):
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
 @_errors_exit_2
-def main(ctx, adapter, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget, encoding, seed,
-         bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet):
+def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
+         encoding, seed, bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
     drift-conformance --adapter keyword --adapter mem0 --out result.json
     drift-conformance report result.json --html report.html
-    drift-conformance generate | validate | schema | adapters | import locomo PATH --out DIR
+    drift-conformance --adapter keyword:latest --out result.json      # in a container
+    drift-conformance generate | validate | schema | adapters | build NAME | import locomo PATH --out DIR
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -134,6 +139,7 @@ def main(ctx, adapter, fixtures, gold, scenario, paradigm, horizon, split, inclu
 
         doc = run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
                       seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
+                      isolation=isolation,
                       progress=RunProgress(scenario_started=scenario_started,
                                            session_done=lambda: bar.advance(sessions_task)))
 
@@ -346,11 +352,13 @@ def import_locomo_cmd(path, out_dir):
 
 def _register_subcommands() -> None:
     # Each lives beside what it drives; importing them is cheap (heavy imports happen inside).
+    from conformance.backend.build_command import build_cmd
     from conformance.backend.check_command import check_adapter_cmd
     from conformance.report.command import report_cmd
 
     main.add_command(report_cmd)
     main.add_command(check_adapter_cmd)
+    main.add_command(build_cmd)
 
 
 _register_subcommands()

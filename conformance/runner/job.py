@@ -98,12 +98,15 @@ def versions() -> dict[str, str]:
 def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
-            run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None) -> ResultDocument:
+            run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
+            isolation: str | None = None) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
     come from the first pass and ``noise_floor`` from the second minus the first.
     ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
+    ``isolation`` (``"docker"`` or ``"process"``) overrides the mode each adapter spec implies,
+    controls included (``conformance.runner.systems.plan_adapter``).
 
     Raises:
         CorpusError: the corpus does not validate.
@@ -134,7 +137,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             log(f"starting adapter {spec}")
             # The reference compressor runs as the normaliser unless the user asked to test it.
             kind = "control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
-            systems.append(open_system(spec, deadlines, log=log, kind=kind))
+            systems.append(open_system(spec, deadlines, log=log, kind=kind, isolation=isolation))
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]
         if len(set(labels)) != len(labels):

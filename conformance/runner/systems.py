@@ -1,7 +1,7 @@
 """The systems a run drives: remote adapters behind gRPC, and the harness-side oracle.
 
-``RemoteSystem`` talks to an adapter (started here in its own process, or already
-running at ``grpc://HOST:PORT``). ``OracleSystem`` reads gold, so it lives in the
+``RemoteSystem`` talks to an adapter (started here in its own process or its own
+container, or already running at ``grpc://HOST:PORT``; :func:`plan_adapter` decides). ``OracleSystem`` reads gold, so it lives in the
 harness and never crosses the wire: it returns exactly each probe's evidence.
 """
 
@@ -11,6 +11,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from google.protobuf.json_format import MessageToDict
 
@@ -21,6 +22,9 @@ from conformance.contract.fixture import Probe, Session
 from conformance.contract.gold import GoldFile
 from conformance.paths import adapters_dir
 from conformance.errors import DriftError
+
+if TYPE_CHECKING:  # the Docker adapter (and the docker SDK) load only in docker mode
+    from conformance.backend.docker_adapter import DockerAdapter
 
 _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}
 
@@ -68,7 +72,8 @@ class RemoteSystem:
     spec: str
     client: BackendClient
     kind: str = "system"
-    process: ProcessAdapter | None = None
+    process: "ProcessAdapter | DockerAdapter | None" = None
+    """What started the adapter (its ``stop()`` ends it); None for ``grpc://``."""
     describe: dict = field(default_factory=dict)
     isolation: dict = field(default_factory=dict)
 
@@ -181,40 +186,125 @@ def available_adapters() -> list[str]:
     return sorted(p.name for p in adapters_dir().iterdir() if (p / "adapter.yaml").exists())
 
 
-def resolve_adapter_folder(spec: str) -> Path:
-    """Map ``NAME`` or ``PATH`` to an adapter folder.
+Isolation = Literal["docker", "process"]
+_NAME_TAG = re.compile(r"^(?P<name>.+):(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
 
-    Raises:
-        AdapterSpecError: nothing by that name or path (lists the built-in adapters).
-    """
+
+@dataclass(frozen=True)
+class AdapterPlan:
+    """How ``--adapter SPEC`` runs: the one place that decides (see :func:`plan_adapter`)."""
+
+    mode: Literal["external", "process", "docker"]
+    spec: str
+    folder: Path | None = None
+    """The adapter folder (None: ``grpc://``, or an image whose folder is not here)."""
+    name: str | None = None
+    """``NAME`` of ``NAME:TAG`` when no folder holds it (the image must exist)."""
+    tag: str = "latest"
+    address: str | None = None
+
+
+def _folder(spec: str) -> Path | None:
     path = Path(spec).expanduser()
     if ("/" in spec or spec.startswith(".")) and path.is_dir():
         return path.resolve()
-    if ":" in spec:
-        raise AdapterSpecError(
-            f"--adapter {spec}: NAME:TAG selects a container image, and container isolation is not "
-            f"available in this version yet; use --adapter NAME (process isolation) or grpc://HOST:PORT")
     builtin = adapters_dir() / spec
     if (builtin / "adapter.yaml").exists():
         return builtin
     if path.is_dir():
         return path.resolve()
+    return None
+
+
+def plan_adapter(spec: str, isolation: Isolation | None = None) -> AdapterPlan:
+    """Decide how ``spec`` runs.
+
+    - ``grpc://HOST:PORT``: a backend someone already runs (``isolation`` does not apply);
+    - ``NAME`` or ``PATH``: process mode (``isolation="docker"``: image ``drift-adapter-NAME:latest``);
+    - ``NAME:TAG`` or ``PATH:TAG``: docker mode, image ``drift-adapter-NAME:TAG`` (``isolation="process"``:
+      process mode from the folder, tag ignored). A ``NAME`` no folder holds is an image that
+      must exist already.
+
+    Raises:
+        AdapterSpecError: a malformed ``grpc://`` address, or nothing by that name or path
+            (lists the built-in adapters).
+    """
+    match = _GRPC.match(spec)
+    if spec.startswith("grpc://"):
+        if not match or not 0 < int(match["port"]) < 65536:
+            raise AdapterSpecError(f"--adapter {spec}: expected grpc://HOST:PORT (port 1-65535; IPv6 as [::1])")
+        return AdapterPlan("external", spec, address=f"{match['host']}:{match['port']}")
+    folder = _folder(spec)
+    if folder is not None:
+        return AdapterPlan("docker" if isolation == "docker" else "process", spec, folder=folder)
+    tagged = _NAME_TAG.match(spec)
+    if tagged:
+        folder = _folder(tagged["name"])
+        if isolation == "process":
+            if folder is None:
+                raise AdapterSpecError(f"--adapter {spec} --isolation process: no adapter folder "
+                                       f"{tagged['name']} to run in process mode; built-in adapters: "
+                                       f"{', '.join(available_adapters())}")
+            return AdapterPlan("process", spec, folder=folder)
+        name = None if folder is not None else tagged["name"]
+        if name is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+            raise AdapterSpecError(f"--adapter {spec}: {name!r} is neither an adapter folder nor an adapter name")
+        return AdapterPlan("docker", spec, folder=folder, name=name, tag=tagged["tag"])
     raise AdapterSpecError(f"--adapter {spec}: no built-in adapter or folder by that name; "
                            f"built-in adapters: {', '.join(available_adapters())}")
 
 
-def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: str | None = None,
-                connect_timeout_s: float = 10.0) -> RemoteSystem:
-    """Start (or connect to) the adapter named by ``spec`` and describe it.
+def resolve_adapter_folder(spec: str) -> Path:
+    """Map ``NAME``, ``PATH`` (or ``NAME:TAG``, ``PATH:TAG``) to an adapter folder.
 
     Raises:
-        AdapterSpecError, ManifestError, VenvError, AdapterStartError, BackendCallError.
+        AdapterSpecError: nothing by that name or path (lists the built-in adapters).
     """
-    match = _GRPC.match(spec)
-    if spec.startswith("grpc://") and (not match or not 0 < int(match["port"]) < 65536):
-        raise AdapterSpecError(f"--adapter {spec}: expected grpc://HOST:PORT (port 1-65535; IPv6 as [::1])")
-    if match:
-        address = f"{match['host']}:{match['port']}"
+    plan = plan_adapter(spec)
+    if plan.folder is None:
+        raise AdapterSpecError(f"--adapter {spec}: no built-in adapter or folder by that name; "
+                               f"built-in adapters: {', '.join(available_adapters())}")
+    return plan.folder
+
+
+def _start_container(plan: AdapterPlan, deadlines: Deadlines, log):
+    """Build (or reuse) the image of ``plan`` and start its container; returns the DockerAdapter.
+
+    Raises:
+        DockerUnavailable, ImageBuildError, ManifestError, AdapterStartError.
+    """
+    from conformance.backend.docker_adapter import DockerAdapter
+    from conformance.backend.images import connect, ensure_image, existing_image, image_name
+
+    docker_client = connect()
+    try:
+        if plan.folder is not None:
+            manifest = load_manifest(plan.folder)
+            if (plan.folder / "Dockerfile").is_file():
+                image = ensure_image(docker_client, plan.folder, manifest, plan.tag, log=log)
+            else:
+                image = existing_image(docker_client, image_name(manifest.name, plan.tag))
+        else:
+            image = existing_image(docker_client, image_name(plan.name, plan.tag))
+        return DockerAdapter(image, deadlines, log=log, docker_client=docker_client).start()
+    except BaseException:
+        docker_client.close()
+        raise
+
+
+def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: str | None = None,
+                connect_timeout_s: float = 10.0, isolation: Isolation | None = None) -> RemoteSystem:
+    """Start (or connect to) the adapter named by ``spec`` and describe it.
+
+    ``isolation`` overrides the mode ``spec`` implies (:func:`plan_adapter`).
+
+    Raises:
+        AdapterSpecError, ManifestError, VenvError, AdapterStartError, BackendCallError;
+        in docker mode also DockerUnavailable (no engine answers) and ImageBuildError.
+    """
+    plan = plan_adapter(spec, isolation)
+    if plan.mode == "external":
+        address = plan.address
         client = BackendClient(address, spec, deadlines)
         deadline = time.monotonic() + connect_timeout_s
         while not client.serving():
@@ -226,13 +316,15 @@ def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: s
         system = RemoteSystem(label=spec, spec=spec, client=client, kind=kind or "system",
                               isolation={"mode": "external", "address": address})
     else:
-        folder = resolve_adapter_folder(spec)
-        manifest = load_manifest(folder)
-        process = ProcessAdapter(folder, manifest, deadlines, log=log)
-        process.start()
-        system = RemoteSystem(label=manifest.name, spec=spec, client=process.client,
+        if plan.mode == "docker":
+            started = _start_container(plan, deadlines, log)
+        else:
+            started = ProcessAdapter(plan.folder, load_manifest(plan.folder), deadlines, log=log)
+            started.start()
+        manifest = started.manifest
+        system = RemoteSystem(label=manifest.name, spec=spec, client=started.client,
                               kind=kind or ("control" if manifest.kind == "control" else "system"),
-                              process=process, isolation=dict(process.isolation))
+                              process=started, isolation=dict(started.isolation))
     try:
         system.load_description()
     except Exception:
