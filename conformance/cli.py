@@ -314,7 +314,7 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
 
 @main.command("adapters")
 def list_adapters():
-    """List the built-in adapters."""
+    """List the built-in adapters: name, kind, how verified (live, fake-service), description."""
     from conformance.backend.manifest import load_manifest
     from conformance.runner.systems import available_adapters
 
@@ -322,7 +322,7 @@ def list_adapters():
     width = max((len(n) for n in names), default=0)
     for name in names:
         manifest = load_manifest(paths.adapters_dir() / name)
-        click.echo(f"{name:{width}}  {manifest.kind:9} {' '.join(manifest.description.split())}")
+        click.echo(f"{name:{width}}  {manifest.kind:9} {manifest.verified:12} {' '.join(manifest.description.split())}")
 
 
 @main.group("import")

@@ -65,6 +65,8 @@ def test_each_adapter_ran_in_its_own_process(keyword_result):
     assert iso["keyword"]["mode"] == iso["none"]["mode"] == "process"
     assert iso["keyword"]["pid"] != iso["none"]["pid"] != os.getpid()
     assert iso["oracle"]["mode"] == "harness"
+    assert iso["keyword"]["verified"] == "live"  # from adapter.yaml, into the receipt
+    assert iso["keyword"]["limits"]["enforced_by"] in ("cgroup v2", "cgroup v1", "none")
 
 
 def test_table_is_printed_with_intervals(keyword_result):

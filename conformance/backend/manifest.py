@@ -37,6 +37,11 @@ class AdapterManifest(BaseModel):
     """Names of environment variables passed through to the adapter (e.g. API keys).
     Nothing else from the runner's environment reaches it."""
     notes: str | None = None
+    verified: Literal["live", "fake-service", "unverified"] = "unverified"
+    """How the adapter was verified against the system it wraps: ``live`` (run against the
+    real system or library), ``fake-service`` (only against a local fake of the service's
+    API, no real instance available), ``unverified``. Shown by ``drift-conformance adapters``
+    and recorded in the receipt."""
     check_skips: dict[CheckName, Annotated[str, Field(min_length=1)]] = {}
     """Contract checks of ``drift-conformance check-adapter`` this adapter skips, each with the
     written reason (printed in place of a result), e.g. ``{flush_then_found: "stores nothing"}``."""

@@ -324,7 +324,7 @@ def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: s
         manifest = started.manifest
         system = RemoteSystem(label=manifest.name, spec=spec, client=started.client,
                               kind=kind or ("control" if manifest.kind == "control" else "system"),
-                              process=started, isolation=dict(started.isolation))
+                              process=started, isolation={**started.isolation, "verified": manifest.verified})
     try:
         system.load_description()
     except Exception:
