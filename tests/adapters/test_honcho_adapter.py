@@ -11,7 +11,9 @@ virtualenv cannot be built because no package index is reachable.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
+from pathlib import Path
 
 import grpc
 import pytest
@@ -21,6 +23,10 @@ from conformance.backend.venvs import VenvError, looks_offline
 from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapter_harness import message as _message  # noqa: E402
+from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
+
 ADAPTER = adapters_dir() / "honcho"
 BASE_URL = os.environ.get("HONCHO_BASE_URL", "").strip()
 needs_server = pytest.mark.skipif(
@@ -29,20 +35,9 @@ needs_server = pytest.mark.skipif(
            "HONCHO_BASE_URL=http://127.0.0.1:PORT to run the honcho adapter against it")
 
 
-def _open():
-    from conformance.runner.systems import open_system
-
-    try:
-        return open_system("honcho")
-    except VenvError as exc:
-        if looks_offline(str(exc)):
-            pytest.skip(f"honcho adapter venv cannot be built: no package index reachable\n{exc}")
-        raise
-
-
 @pytest.fixture(scope="module")
 def system():
-    opened = _open()
+    opened = open_adapter("honcho")
     yield opened
     opened.close()
 
@@ -55,10 +50,6 @@ def stub(system):
 def _ns(name):
     # The server keeps every workspace; a fresh namespace per test run keeps runs apart.
     return f"test-honcho/{uuid.uuid4().hex[:8]}/{name}"
-
-
-def _message(mid, author, role, text, ts, scope="shared"):
-    return pb.Message(message_id=mid, author=author, role=role, text=text, timestamp=ts, scope=scope)
 
 
 T1, T2 = "2026-03-02T10:00:00Z", "2026-03-09T18:30:00Z"
@@ -81,18 +72,6 @@ SESSIONS = [
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: f"{m.author}: {m.text}" for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
-
-
-def _store_all(stub, ns, sessions=SESSIONS):
-    stub.Reset(pb.ResetRequest(namespace=ns), timeout=60)
-    stored = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=60).items_stored for s in sessions]
-    assert stored == [len(s.messages) for s in sessions]
-    assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=30), timeout=60).ready is True
-
-
-def _retrieve(stub, ns, query, k=3):
-    return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
-                                                 now="2026-03-10T09:00:00Z"), timeout=60).hits)
 
 
 def _snapshot(stub, ns):

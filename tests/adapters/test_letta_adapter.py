@@ -22,11 +22,13 @@ import grpc
 import pytest
 
 from conformance.backend.manifest import load_manifest
-from conformance.backend.venvs import VenvError, looks_offline
 from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapter_harness import message as _message  # noqa: E402
+from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
+from adapter_harness import SESSIONS  # noqa: E402
 from fake_letta import FAKE_VERSION, FakeLetta  # noqa: E402
 
 ADAPTER = adapters_dir() / "letta"
@@ -57,17 +59,6 @@ def _environ(**values):
                 os.environ[k] = v
 
 
-def _open():
-    from conformance.runner.systems import open_system
-
-    try:
-        return open_system("letta")
-    except VenvError as exc:
-        if looks_offline(str(exc)):
-            pytest.skip(f"letta adapter venv cannot be built: no package index reachable\n{exc}")
-        raise
-
-
 @pytest.fixture(scope="module")
 def fake():
     server = FakeLetta(api_key=API_KEY)
@@ -79,7 +70,7 @@ def fake():
 @pytest.fixture(scope="module")
 def system(fake):
     with _environ(LETTA_BASE_URL=fake.url, LETTA_API_KEY=API_KEY, LETTA_EMBEDDING="fake/keyword"):
-        opened = _open()
+        opened = open_adapter("letta")
     yield opened
     opened.close()
 
@@ -89,39 +80,9 @@ def stub(system):
     return system.client.stub
 
 
-def _message(mid, author, role, text, ts, scope="shared"):
-    return pb.Message(message_id=mid, author=author, role=role, text=text, timestamp=ts, scope=scope)
-
-
-SESSIONS = [
-    pb.Session(session_id="s1", index=0, time="2026-03-02T10:00:00Z", participants=["alice", "agent"], messages=[
-        _message("s1-m1", "alice", "user", "I just adopted a beagle puppy and named him Rufus.", "2026-03-02T10:00:00Z"),
-        _message("s1-m2", "agent", "assistant", "Congratulations! Beagles are energetic dogs.", "2026-03-02T10:00:20Z"),
-        _message("s1-m3", "alice", "user", "My sister Carla moved to Lisbon to work as a nurse.", "2026-03-02T10:01:00Z"),
-    ]),
-    pb.Session(session_id="s2", index=1, time="2026-03-09T18:30:00Z", participants=["alice", "agent"], messages=[
-        _message("s2-m1", "alice", "user", "I'm training for the Berlin marathon in September.", "2026-03-09T18:30:00Z"),
-        _message("s2-m2", "agent", "assistant", "Great goal. How many kilometres do you run each week?",
-                 "2026-03-09T18:30:30Z"),
-        _message("s2-m3", "alice", "system", "Reminder: alice prefers green tea over coffee.", "2026-03-09T18:31:00Z",
-                 scope="private"),
-    ]),
-]
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: f"{m.author}: {m.text}" for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
-
-
-def _store_all(stub, ns, sessions=SESSIONS):
-    stub.Reset(pb.ResetRequest(namespace=ns), timeout=60)
-    stored = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=60).items_stored for s in sessions]
-    assert stored == [len(s.messages) for s in sessions]
-    assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=30), timeout=60).ready is True
-
-
-def _retrieve(stub, ns, query, k=3):
-    return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
-                                                 now="2026-03-10T09:00:00Z"), timeout=60).hits)
 
 
 def _snapshot(stub, ns):
@@ -156,7 +117,7 @@ def test_a_missing_base_url_is_a_clear_startup_error():
 
     with _environ():
         with pytest.raises(AdapterStartError) as err:
-            _open().close()
+            open_adapter("letta").close()
     assert "LETTA_BASE_URL is not set" in str(err.value)
 
 
@@ -168,7 +129,7 @@ def test_an_unreachable_server_is_a_clear_startup_error():
         url = gone.url
     with _environ(LETTA_BASE_URL=url):
         with pytest.raises(AdapterStartError) as err:
-            _open().close()
+            open_adapter("letta").close()
     assert f"LETTA_BASE_URL={url} does not answer GET /v1/health/" in str(err.value)
 
 
@@ -311,7 +272,7 @@ def test_only_archival_endpoints_are_called_never_the_agent_loop(stub, fake):
 @pytest.mark.slow
 def test_agents_are_deleted_when_the_adapter_exits(fake):
     with _environ(LETTA_BASE_URL=fake.url, LETTA_API_KEY=API_KEY):
-        other = _open()
+        other = open_adapter("letta")
     try:
         other.client.stub.Reset(pb.ResetRequest(namespace="exit-ns"), timeout=60)
         agent = _agent_of(fake, "exit-ns")["id"]
@@ -326,7 +287,7 @@ def test_a_wrong_api_key_fails_startup(fake):
 
     with _environ(LETTA_BASE_URL=fake.url, LETTA_API_KEY="wrong"):
         with pytest.raises(AdapterStartError) as err:
-            _open().close()
+            open_adapter("letta").close()
     assert "does not answer GET /v1/health/" in str(err.value) and "401" in str(err.value)
 
 
@@ -351,7 +312,7 @@ def test_live_server():
     if reason:
         pytest.skip(reason)
     with _environ(**LIVE_ENV):
-        live = _open()
+        live = open_adapter("letta")
     try:
         stub = live.client.stub
         _store_all(stub, "drift-letta-live")

@@ -8,32 +8,28 @@ index is reachable.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import grpc
 import pytest
 
 from conformance.backend.manifest import load_manifest
-from conformance.backend.venvs import VenvError, looks_offline
 from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapter_harness import message as _message  # noqa: E402
+from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
+from adapter_harness import SESSIONS  # noqa: E402
 
 ADAPTER = adapters_dir() / "vector"
 MODEL = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"
 
 
-def _open():
-    from conformance.runner.systems import open_system
-
-    try:
-        return open_system("vector")
-    except VenvError as exc:
-        if looks_offline(str(exc)):
-            pytest.skip(f"vector adapter venv cannot be built: no package index reachable\n{exc}")
-        raise
-
-
 @pytest.fixture(scope="module")
 def system():
-    opened = _open()
+    opened = open_adapter("vector")
     yield opened
     opened.close()
 
@@ -43,41 +39,11 @@ def stub(system):
     return system.client.stub
 
 
-def _message(mid, author, role, text, ts, scope="shared"):
-    return pb.Message(message_id=mid, author=author, role=role, text=text, timestamp=ts, scope=scope)
-
-
-SESSIONS = [
-    pb.Session(session_id="s1", index=0, time="2026-03-02T10:00:00Z", participants=["alice", "agent"], messages=[
-        _message("s1-m1", "alice", "user", "I just adopted a beagle puppy and named him Rufus.", "2026-03-02T10:00:00Z"),
-        _message("s1-m2", "agent", "assistant", "Congratulations! Beagles are energetic dogs.", "2026-03-02T10:00:20Z"),
-        _message("s1-m3", "alice", "user", "My sister Carla moved to Lisbon to work as a nurse.", "2026-03-02T10:01:00Z"),
-    ]),
-    pb.Session(session_id="s2", index=1, time="2026-03-09T18:30:00Z", participants=["alice", "agent"], messages=[
-        _message("s2-m1", "alice", "user", "I'm training for the Berlin marathon in September.", "2026-03-09T18:30:00Z"),
-        _message("s2-m2", "agent", "assistant", "Great goal. How many kilometres do you run each week?",
-                 "2026-03-09T18:30:30Z"),
-        _message("s2-m3", "alice", "system", "Reminder: alice prefers green tea over coffee.", "2026-03-09T18:31:00Z",
-                 scope="private"),
-    ]),
-]
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: f"{m.author}: {m.text}" for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
 QUERIES = ["Which city does Carla live in?", "What is the name of alice's dog?", "Does alice drink tea or coffee?",
            "marathon training", "how far does she run"]
-
-
-def _store_all(stub, ns, sessions=SESSIONS):
-    stub.Reset(pb.ResetRequest(namespace=ns), timeout=60)
-    stored = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=60).items_stored for s in sessions]
-    assert stored == [len(s.messages) for s in sessions]
-    assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=30), timeout=60).ready is True
-
-
-def _retrieve(stub, ns, query, k=3):
-    return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
-                                                 now="2026-03-10T09:00:00Z"), timeout=60).hits)
 
 
 def _snapshot(stub, ns):
@@ -238,7 +204,7 @@ def test_identical_results_twice_in_one_process_and_across_processes(stub):
     assert _fingerprint(stub, "run-d") == first
     _store_all(stub, "run-e")  # another namespace in the same process
     assert _fingerprint(stub, "run-e") == first
-    other = _open()  # a fresh process
+    other = open_adapter("vector")  # a fresh process
     try:
         _store_all(other.client.stub, "run-d")
         assert _fingerprint(other.client.stub, "run-d") == first

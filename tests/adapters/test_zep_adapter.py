@@ -23,12 +23,14 @@ import grpc
 import pytest
 
 from conformance.backend.manifest import load_manifest
-from conformance.backend.venvs import VenvError, looks_offline
 from conformance.errors import DriftError
 from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import message as _message  # noqa: E402
+from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
+from adapter_harness import SESSIONS  # noqa: E402
 from fake_zep import FakeZep  # noqa: E402
 
 ADAPTER = adapters_dir() / "zep"
@@ -55,17 +57,6 @@ def _env(**values):
                 os.environ[k] = v
 
 
-def _open():
-    from conformance.runner.systems import open_system
-
-    try:
-        return open_system("zep")
-    except VenvError as exc:
-        if looks_offline(str(exc)):
-            pytest.skip(f"zep adapter venv cannot be built: no package index reachable\n{exc}")
-        raise
-
-
 @pytest.fixture(scope="module")
 def fake():
     with FakeZep(api_key="fake-key") as server:
@@ -75,7 +66,7 @@ def fake():
 @pytest.fixture(scope="module")
 def system(fake):
     with _env(ZEP_API_KEY="fake-key", ZEP_BASE_URL=fake.url):
-        opened = _open()
+        opened = open_adapter("zep")
     yield opened
     opened.close()
 
@@ -85,39 +76,9 @@ def stub(system):
     return system.client.stub
 
 
-def _message(mid, author, role, text, ts, scope="shared"):
-    return pb.Message(message_id=mid, author=author, role=role, text=text, timestamp=ts, scope=scope)
-
-
-SESSIONS = [
-    pb.Session(session_id="s1", index=0, time="2026-03-02T10:00:00Z", participants=["alice", "agent"], messages=[
-        _message("s1-m1", "alice", "user", "I just adopted a beagle puppy and named him Rufus.", "2026-03-02T10:00:00Z"),
-        _message("s1-m2", "agent", "assistant", "Congratulations! Beagles are energetic dogs.", "2026-03-02T10:00:20Z"),
-        _message("s1-m3", "alice", "user", "My sister Carla moved to Lisbon to work as a nurse.", "2026-03-02T10:01:00Z"),
-    ]),
-    pb.Session(session_id="s2", index=1, time="2026-03-09T18:30:00Z", participants=["alice", "agent"], messages=[
-        _message("s2-m1", "alice", "user", "I'm training for the Berlin marathon in September.", "2026-03-09T18:30:00Z"),
-        _message("s2-m2", "agent", "assistant", "Great goal. How many kilometres do you run each week?",
-                 "2026-03-09T18:30:30Z"),
-        _message("s2-m3", "alice", "observer", "Reminder: alice prefers green tea over coffee.", "2026-03-09T18:31:00Z",
-                 scope="private"),
-    ]),
-]
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: m.text for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
-
-
-def _store_all(stub, ns, sessions=SESSIONS, flush_s=30):
-    stub.Reset(pb.ResetRequest(namespace=ns), timeout=60)
-    stored = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=60).items_stored for s in sessions]
-    assert stored == [len(s.messages) for s in sessions]
-    assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=flush_s), timeout=flush_s + 30).ready is True
-
-
-def _retrieve(stub, ns, query, k=3):
-    return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
-                                                 now="2026-03-10T09:00:00Z"), timeout=60).hits)
 
 
 def _snapshot(stub, ns):
@@ -249,14 +210,14 @@ def test_bad_requests_and_unoffered_calls(stub):
 def test_missing_key_is_a_clear_startup_error(fake):
     with _env(ZEP_API_KEY=None, ZEP_BASE_URL=fake.url):
         with pytest.raises(DriftError) as err:
-            _open().close()
+            open_adapter("zep").close()
     assert "ZEP_API_KEY is not set" in str(err.value)
 
 
 @pytest.mark.slow
 def test_wrong_key_surfaces_zeps_401(fake):
     with _env(ZEP_API_KEY="not-the-key", ZEP_BASE_URL=fake.url):
-        opened = _open()
+        opened = open_adapter("zep")
     try:
         with pytest.raises(grpc.RpcError) as err:
             opened.client.stub.Reset(pb.ResetRequest(namespace="bad-key"), timeout=60)
@@ -277,7 +238,7 @@ def _live_skip_reason() -> str | None:
 @pytest.mark.slow
 @pytest.mark.skipif(_live_skip_reason() is not None, reason=_live_skip_reason() or "")
 def test_live_zep_round_trip():
-    opened = _open()  # takes ZEP_API_KEY / ZEP_BASE_URL from the environment as they are
+    opened = open_adapter("zep")  # takes ZEP_API_KEY / ZEP_BASE_URL from the environment as they are
     ns = f"drift-live-{uuid.uuid4().hex[:8]}"
     stub = opened.client.stub
     try:

@@ -1,0 +1,55 @@
+"""Shared pieces of the adapter tests: start an adapter, a small sample corpus, and the
+Store/Flush and Retrieve calls every adapter test makes over gRPC."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.backend.venvs import VenvError, looks_offline
+from drift_sdk.v1 import memory_backend_pb2 as pb
+
+
+def open_adapter(name: str):
+    """Start a built-in adapter through the real launcher; skip when its venv cannot be built offline."""
+    from conformance.runner.systems import open_system
+
+    try:
+        return open_system(name)
+    except VenvError as exc:
+        if looks_offline(str(exc)):
+            pytest.skip(f"{name} adapter venv cannot be built: no package index reachable\n{exc}")
+        raise
+
+
+def message(mid, author, role, text, ts, scope="shared"):
+    return pb.Message(message_id=mid, author=author, role=role, text=text, timestamp=ts, scope=scope)
+
+
+#: Two sessions with distinct facts, a system-role message and a private one.
+SESSIONS = [
+    pb.Session(session_id="s1", index=0, time="2026-03-02T10:00:00Z", participants=["alice", "agent"], messages=[
+        message("s1-m1", "alice", "user", "I just adopted a beagle puppy and named him Rufus.", "2026-03-02T10:00:00Z"),
+        message("s1-m2", "agent", "assistant", "Congratulations! Beagles are energetic dogs.", "2026-03-02T10:00:20Z"),
+        message("s1-m3", "alice", "user", "My sister Carla moved to Lisbon to work as a nurse.", "2026-03-02T10:01:00Z"),
+    ]),
+    pb.Session(session_id="s2", index=1, time="2026-03-09T18:30:00Z", participants=["alice", "agent"], messages=[
+        message("s2-m1", "alice", "user", "I'm training for the Berlin marathon in September.", "2026-03-09T18:30:00Z"),
+        message("s2-m2", "agent", "assistant", "Great goal. How many kilometres do you run each week?",
+                "2026-03-09T18:30:30Z"),
+        message("s2-m3", "alice", "system", "Reminder: alice prefers green tea over coffee.", "2026-03-09T18:31:00Z",
+                scope="private"),
+    ]),
+]
+
+
+def store_all(stub, ns, sessions=SESSIONS, flush_s=30):
+    """Reset ``ns``, store every session (asserting every message was kept) and Flush."""
+    stub.Reset(pb.ResetRequest(namespace=ns), timeout=60)
+    stored = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=60).items_stored for s in sessions]
+    assert stored == [len(s.messages) for s in sessions]
+    assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=flush_s), timeout=flush_s + 30).ready is True
+
+
+def retrieve(stub, ns, query, k=3):
+    return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
+                                                 now="2026-03-10T09:00:00Z"), timeout=60).hits)
