@@ -7,6 +7,7 @@ scored nothing); 1 is reserved for a gate regression.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 import sys
@@ -90,11 +91,22 @@ def _errors_exit_2(fn):
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
 @click.option("--json", "as_json", envvar="DRIFT_JSON", is_flag=True, help="Print result.json to stdout instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
+@click.option("--compare", "compare_with", type=click.Path(dir_okay=False, path_type=Path), metavar="BASELINE",
+              help="Gate this run against a committed baseline (as `compare`): exit 0 pass, 1 regression, "
+                   "2 inconclusive.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write this run's baseline to the --compare path, else ./baselines/main.json (justifications "
+                   "already there are kept); with --compare, the old file is compared first and the new one is "
+                   "the candidate a corpus change is blessed with.")
+@click.option("--sealed-holdout", is_flag=True,
+              help="Add holdout scenarios generated from the secret seed in DRIFT_HOLDOUT_SEED (they exist in no "
+                   "repository; the receipt keeps only the seed's hash) in place of the committed holdout.")
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, seed, bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet):
+         encoding, seed, bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet, compare_with,
+         update_baseline, sealed_holdout):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
@@ -105,10 +117,8 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     """
     if ctx.invoked_subcommand is not None:
         return
-    from conformance.report.table import render
-    from conformance.runner.job import run_job, scored_anything
-    from conformance.runner.run import Progress as RunProgress
-    from conformance.runner.run import RunConfig, Selection, select_fixtures
+    from conformance.runner.job import scored_anything
+    from conformance.runner.run import RunConfig, Selection
 
     if (fixtures is None) != (gold is None):
         # Edited fixtures scored against the committed gold would be judged by the wrong truth.
@@ -122,6 +132,39 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
     show = not quiet
     log = (lambda msg: _err.print(f"[dim]{msg}[/dim]", highlight=False)) if show else (lambda msg: None)
+
+    with contextlib.ExitStack() as stack:
+        sealed = None
+        if sealed_holdout:
+            from conformance.world.sealed import read_secret, sealed_corpus, seed_fingerprint
+
+            if update_baseline or compare_with is not None:
+                raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
+                              "never uses holdout scenarios")
+            secret = read_secret()
+            log("generating the sealed holdout from DRIFT_HOLDOUT_SEED")
+            fixtures_dir, gold_dir, sealed_ids = stack.enter_context(sealed_corpus(fixtures_dir, gold_dir, secret))
+            # A --scenario pattern also picks the sealed twin of the holdout scenarios it names.
+            patterns = selection.patterns + tuple(f"sealed-{p}" for p in selection.patterns)
+            selection = Selection(patterns=patterns, paradigms=selection.paradigms,
+                                  horizons=selection.horizons, splits=selection.splits, include_holdout=True)
+            sealed = {"seed_sha256": seed_fingerprint(secret), "scenarios": sealed_ids}
+            del secret
+        doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
+                                 log, repeat, baseline_system, isolation, show, sealed)
+    _publish(doc, out_path, as_json)
+    if not scored_anything(doc):
+        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+    if compare_with is not None or update_baseline:
+        ctx.exit(_gate_after_run(doc, compare_with, update_baseline, echo=(lambda text: _err.print(text, markup=False))
+                                 if as_json else click.echo))
+
+
+def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot, log, repeat,
+                       baseline_system, isolation, show, sealed):
+    from conformance.runner.job import run_job
+    from conformance.runner.run import Progress as RunProgress
+    from conformance.runner.run import select_fixtures
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=_err, disable=not show, transient=True) as bar:
@@ -137,11 +180,16 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
             bar.update(scenarios_task, description=f"scenario {scenario}")
             bar.reset(sessions_task, total=sessions, description="sessions")
 
-        doc = run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
-                      seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
-                      isolation=isolation,
-                      progress=RunProgress(scenario_started=scenario_started,
-                                           session_done=lambda: bar.advance(sessions_task)))
+        return run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
+                       seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
+                       isolation=isolation, sealed_holdout=sealed,
+                       progress=RunProgress(scenario_started=scenario_started,
+                                            session_done=lambda: bar.advance(sessions_task)))
+
+
+def _publish(doc, out_path: Path | None, as_json: bool) -> None:
+    """Write result.json and print it (``--json``) or the table."""
+    from conformance.report.table import render
 
     text = doc.model_dump_json(indent=2)
     if out_path:
@@ -156,8 +204,31 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
         render(doc, console)
         if out_path:
             _err.print(f"wrote {out_path}")
-    if not scored_anything(doc):
-        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+
+
+def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo) -> int:
+    """``--compare`` / ``--update-baseline`` on a run; returns the exit code (0 when only updating)."""
+    import tempfile
+
+    from conformance.gate.baseline import BaselineError, write_baseline
+    from conformance.gate.command import gate
+
+    target = compare_with or Path("baselines") / "main.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        old = None
+        if compare_with is not None and update_baseline and compare_with.exists():
+            # Compare against the file as it was before this run rewrites it.
+            old = Path(tmp) / "baseline.json"
+            old.write_bytes(compare_with.read_bytes())
+        if update_baseline:
+            try:
+                write_baseline(doc, target)
+            except BaselineError as exc:
+                raise Failure(str(exc)) from None
+            _err.print(f"wrote baseline {target}")
+        if compare_with is None:
+            return 0
+        return gate(old or compare_with, doc, candidate_path=target if update_baseline else None, echo=echo)
 
 
 @main.command()
@@ -197,7 +268,7 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
     import json
 
     from conformance.contract.corpus import LEDGER_NAME, build_ledger
-    from conformance.world.generator import generate_corpus
+    from conformance.world.generator import CORPUS_VERSION, generate_corpus
 
     # Scenarios an earlier generation wrote (its ledger lists them) must not linger; files
     # the generator did not write are never touched.
@@ -214,7 +285,8 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
         (Path(fixtures_dir) / f"{scenario}.jsonl").unlink(missing_ok=True)
         (Path(gold_dir) / f"{scenario}.json").unlink(missing_ok=True)
     ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
-    ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}")
+    ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}",
+                          corpus_version=CORPUS_VERSION)
     (Path(fixtures_dir) / LEDGER_NAME).write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n",
                                                    encoding="utf-8")
     return ids
@@ -261,24 +333,87 @@ def validate(fixtures_dir, gold_dir):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write into (default: the schema/ folder).")
 @click.option("--check", is_flag=True, help="Exit 2 when the committed schemas differ from the models.")
+@click.option("--check-compat", is_flag=True,
+              help="Exit 2 when a schema breaks compatibility with its newest snapshot in <folder>/history/ "
+                   "without a schema_version bump, or when a bumped version has no snapshot yet.")
 @_errors_exit_2
-def schema(out_dir, check):
-    """Write the JSON Schemas generated from the pydantic models."""
-    from conformance.contract.schemas import render_schemas
+def schema(out_dir, check, check_compat):
+    """Write the JSON Schemas generated from the pydantic models.
+
+    --check-compat compares each schema as the models generate it with the newest
+    history/<name>.v<version>.json snapshot of the same name (conformance/contract/compat.py).
+    """
+    import json
+
+    from conformance.contract.compat import breaking_changes
+    from conformance.contract.schemas import VERSION_KEY, history_name, render_schemas
+
+    def version_key(version: str) -> tuple:
+        return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in str(version).split("."))
 
     out_dir = out_dir or paths.schema_dir()
+    rendered = render_schemas()
+    problems = []
     stale = []
-    for name, text in render_schemas().items():
+    for name, text in rendered.items():
         target = out_dir / name
         if check:
             if not target.exists() or target.read_text(encoding="utf-8") != text:
                 stale.append(name)
             continue
+        if check_compat:
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         click.echo(f"wrote {target}")
     if stale:
-        raise Failure(f"stale schemas in {out_dir}: {', '.join(stale)}; run `drift-conformance schema`")
+        problems.append(f"stale schemas in {out_dir}: {', '.join(stale)}; run `drift-conformance schema`")
+
+    if check_compat:
+        history = out_dir / "history"
+        for name, text in rendered.items():
+            current = json.loads(text)
+            version = current.get(VERSION_KEY)
+            if version is None:
+                problems.append(f"{name}: no {VERSION_KEY!r} key; give its model a *_SCHEMA_VERSION constant "
+                                f"(conformance/contract/schemas.py)")
+                continue
+            prefix = f"{name.removesuffix('.schema.json')}.v"  # result.schema.json -> result.v<version>.json
+            snapshots = {p.name[len(prefix):-len(".json")]: p for p in history.glob(f"{prefix}*.json")}
+            wanted = history / history_name(name, version)
+            if not snapshots:
+                problems.append(f"{name}: no history snapshot; add {wanted} (a copy of {out_dir / name})")
+                continue
+            newest = max(snapshots, key=version_key)
+            snapshot_path = snapshots[newest]
+            try:
+                snapshot = json.loads(snapshot_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                problems.append(f"{snapshot_path}: not JSON ({exc})")
+                continue
+            if str(snapshot.get(VERSION_KEY, newest)) != newest:
+                problems.append(f"{snapshot_path}: its {VERSION_KEY} is {snapshot.get(VERSION_KEY)!r}, "
+                                f"not the {newest!r} its name says")
+                continue
+            if version_key(version) > version_key(newest):
+                problems.append(f"{name}: schema_version bumped from {newest} to {version}; add the history snapshot "
+                                f"{wanted} (a copy of {out_dir / name}), and for result.json a result file of "
+                                f"the new version under tests/contract/data/results/")
+                continue
+            if version_key(version) < version_key(newest):
+                problems.append(f"{name}: schema_version {version} is older than the newest snapshot {snapshot_path}")
+                continue
+            changes = breaking_changes(snapshot, current)
+            if changes:
+                listed = "\n  ".join(changes)
+                problems.append(f"{name}: {len(changes)} breaking change(s) against {snapshot_path} without a "
+                                f"schema_version bump:\n  {listed}\nmake the change compatible (an optional "
+                                f"field, a wider type or enum), or bump the model's *_SCHEMA_VERSION and add a "
+                                f"history snapshot of the new version")
+                continue
+            click.echo(f"{name}: version {version}, compatible with {snapshot_path.name}")
+    if problems:
+        raise Failure("\n".join(problems).replace("[", r"\["))
 
 
 @main.command("audit-difficulty")
@@ -354,11 +489,13 @@ def _register_subcommands() -> None:
     # Each lives beside what it drives; importing them is cheap (heavy imports happen inside).
     from conformance.backend.build_command import build_cmd
     from conformance.backend.check_command import check_adapter_cmd
+    from conformance.gate.command import compare_cmd
     from conformance.report.command import report_cmd
 
     main.add_command(report_cmd)
     main.add_command(check_adapter_cmd)
     main.add_command(build_cmd)
+    main.add_command(compare_cmd)
 
 
 _register_subcommands()

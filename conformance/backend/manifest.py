@@ -9,6 +9,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from conformance.errors import DriftError
 
+#: Version of the adapter.yaml format (``schema/adapter.schema.json``'s ``x-schema-version``).
+#: Bump it on a breaking change and add ``schema/history/adapter.v<version>.json``.
+ADAPTER_SCHEMA_VERSION = "1"
+
 CheckName = Literal["describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured", "deadlines",
                     "capabilities_truthful", "deterministic", "errors_are_status_codes"]
 """The contract checks of ``drift-conformance check-adapter`` (conformance/backend/checks.py)."""

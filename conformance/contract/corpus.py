@@ -180,6 +180,29 @@ def fixtures_hash(fixtures_dir: Path, gold_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def corpus_version(fixtures_dir: Path) -> str | None:
+    """The ``corpus_version`` of the folder's ledger; None without a ledger or version."""
+    try:
+        return json.loads((Path(fixtures_dir) / LEDGER_NAME).read_text(encoding="utf-8")).get("corpus_version")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def selection_hash(fixture_paths: list[Path], gold_dir: Path) -> str:
+    """SHA-256 over the given fixture files and their gold files (sorted by scenario id).
+
+    Each scenario contributes ``gold/<id>.json\0<bytes>\0fixtures/<id>.jsonl\0<bytes>\0``,
+    so adding, removing or editing a selected scenario changes it and nothing else does.
+    Raises FileNotFoundError when a fixture's gold file is missing.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(fixture_paths, key=lambda p: p.stem):
+        gold = Path(gold_dir) / f"{path.stem}.json"
+        for label, file in ((f"gold/{gold.name}", gold), (f"fixtures/{path.name}", path)):
+            digest.update(label.encode() + b"\0" + Path(file).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def session_index(path: Path) -> dict[str, str]:
     """Map every message id of a fixture to its session id."""
     return {m.message_id: line.session_id for line in iter_fixture(path) if isinstance(line, SessionLine)
@@ -322,9 +345,11 @@ class _MarkerCheck:
 LEDGER_NAME = "_ledger.json"
 
 
-def build_ledger(fixtures_dir: Path, gold_dir: Path, seed: int, rebuild: str) -> dict:
-    """Corpus metadata: counts per paradigm, horizon, split and probe type, the seed and
-    the command that rebuilds the corpus byte-identically. Deterministic (no timestamps)."""
+def build_ledger(fixtures_dir: Path, gold_dir: Path, seed: int, rebuild: str,
+                 corpus_version: str | None = None) -> dict:
+    """Corpus metadata: counts per paradigm, horizon, split and probe type, the seed,
+    the corpus version (receipts record it) and the command that rebuilds the corpus
+    byte-identically. Deterministic (no timestamps)."""
     scenarios = []
     probe_types: dict[str, int] = {}
     for path in fixture_files(fixtures_dir):
@@ -351,7 +376,7 @@ def build_ledger(fixtures_dir: Path, gold_dir: Path, seed: int, rebuild: str) ->
     for s in scenarios:
         for name in s["splits"]:
             splits[name] = splits.get(name, 0) + 1
-    return {"seed": seed, "rebuild": rebuild, "scenarios": len(scenarios),
+    return {"seed": seed, "rebuild": rebuild, "corpus_version": corpus_version, "scenarios": len(scenarios),
             "sessions": sum(s["sessions"] for s in scenarios), "probes": sum(s["probes"] for s in scenarios),
             "by_paradigm": count("paradigm"), "by_horizon": count("horizon"), "holdout": count("holdout"),
             "splits": dict(sorted(splits.items())), "probe_types": dict(sorted(probe_types.items())),

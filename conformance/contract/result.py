@@ -62,6 +62,40 @@ class Series(_Doc):
     percentiles in milliseconds (101 values), pooled over every call of the run."""
 
 
+class GateCell(_Doc):
+    """One cell of the CI gate (adapter x paradigm x probe type): what the gate compares.
+
+    Item ids are ``<scenario_id>/<probe_id>``; lists are sorted. An item passes only when
+    its verdict is proved correct (answer accuracy, or for free-form probes all evidence
+    inside the budget); a wrong, unscorable or failed call counts as failed.
+    """
+
+    metrics: dict[str, float | None]
+    """``accuracy`` (non-abstention probes), ``abstention_accuracy``, ``recall_at_k``,
+    rounded to 4 places; None where the cell has no probe that defines it."""
+    gold_total: int
+    """Gold items (probes) of the cell asked in the run."""
+    gold_failed: int
+    failed: list[str]
+    """Ids of the gold items that did not pass."""
+    leaks: list[str] = []
+    """Canary probes whose answer revealed the private value (DRIFT §7.5)."""
+    items: list[str] = []
+    """Every gold item id of the cell (result.json only; the baseline keeps counts), so a
+    stochastic adapter's pass rates can be paired item by item against a baseline."""
+
+
+class GateView(_Doc):
+    """Per system: the cells the CI gate compares and whether the system is deterministic."""
+
+    deterministic: bool
+    determinism: str
+    """Why: "Describe: deterministic", "Describe: not deterministic", or
+    "answers differed across --repeat" (which overrides Describe)."""
+    cells: dict[str, GateCell]
+    """Keyed ``<paradigm>/<probe_type>``."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -84,6 +118,9 @@ class SystemResult(_Doc):
     """How a metric was measured where that can differ between systems, e.g.
     ``selectivity``: "snapshot provenance" or "marker probing (no Snapshot)"."""
     series: Series = Series()
+    gate: GateView | None = None
+    """What the CI gate compares (``drift-conformance compare``); absent in results older
+    than the gate."""
     notes: list[str] = []
 
 
@@ -91,7 +128,12 @@ class Receipt(_Doc):
     """The manifest: everything needed to repeat the run."""
 
     fixtures_hash: str
+    """SHA-256 over every fixture and gold file of the corpus folders."""
     gold_hash: str
+    selection_hash: str | None = None
+    """SHA-256 over the fixture and gold files of the scenarios this run scored (the
+    selection); the CI gate binds a baseline to it, so edits outside the gated split do
+    not force a re-bless."""
     scenarios: list[str]
     config: dict[str, Any]
     git_commit: str | None

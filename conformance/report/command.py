@@ -55,9 +55,10 @@ def load_result(path: Path) -> ResultDocument:
             raise DriftError(f"{path}: not valid JSON: {first['msg']}") from None
         raise DriftError(f"{path}: not a valid result.json: at {_field_path(first['loc'])}: "
                          f"{first['msg']}{more}") from None
-    if doc.schema_version != RESULT_SCHEMA_VERSION:
-        raise DriftError(f"{path}: schema_version {doc.schema_version!r} is not one this drift-conformance reads "
-                         f"({RESULT_SCHEMA_VERSION!r}); use the version that wrote it")
+    # Older result versions stay loadable (tests/contract/data/results); a newer one is refused.
+    if not doc.schema_version.isdigit() or int(doc.schema_version) > int(RESULT_SCHEMA_VERSION):
+        raise DriftError(f"{path}: schema_version {doc.schema_version!r} is newer than the {RESULT_SCHEMA_VERSION!r} "
+                         "this drift-conformance reads; upgrade drift-conformance")
     return doc
 
 

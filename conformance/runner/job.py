@@ -13,14 +13,18 @@ from pathlib import Path
 
 from conformance.backend.client import Deadlines
 from conformance.contract.corpus import (
+    corpus_version,
     fixtures_hash,
     gold_hash,
     read_gold,
     read_header,
+    selection_hash,
     session_index,
     validate_corpus,
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
+from conformance.contract.schemas import schema_versions
+from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, RunError, Selection, run_corpus, select_fixtures
@@ -88,10 +92,15 @@ def spec_departures(config_host: dict) -> list[str]:
     ]
 
 
-def versions() -> dict[str, str]:
+def versions(fixtures_dir: Path | None = None) -> dict[str, str]:
+    """Versions that bind a run: the suite (semantic version), each published schema
+    (``schema:<format>``), the corpus (its ledger's ``corpus_version``), Python and libraries."""
     out = {"python": platform.python_version(), "platform": platform.platform()}
     for dist in ("drift-conformance", "grpcio", "protobuf", "numpy", "tiktoken", "pydantic"):
         out[dist] = _version(dist)
+    out.update({f"schema:{name}": version for name, version in schema_versions().items()})
+    if fixtures_dir is not None:
+        out["corpus"] = corpus_version(fixtures_dir) or "unversioned (no ledger with corpus_version)"
     return out
 
 
@@ -99,7 +108,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
-            isolation: str | None = None) -> ResultDocument:
+            isolation: str | None = None, sealed_holdout: dict | None = None) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -107,6 +116,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
     ``isolation`` (``"docker"`` or ``"process"``) overrides the mode each adapter spec implies,
     controls included (``conformance.runner.systems.plan_adapter``).
+    ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
+    holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
 
     Raises:
         CorpusError: the corpus does not validate.
@@ -209,24 +220,30 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                              metrics=metrics, paired_vs_none=paired_none, paired_vs_baseline=versus,
                                              baseline_system=baseline_system if versus else None,
                                              noise_floor=noise, measurement=suite.measurement,
-                                             series=suite.series, notes=notes)
+                                             series=suite.series, notes=notes,
+                                             gate=gate_view(rows[system.label], paradigm_of, system.describe,
+                                                            rows2.get(system.label)))
 
     receipt = Receipt(
         fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
+        selection_hash=selection_hash(fixtures, gold_dir),
         scenarios=summary.scenarios,
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
                 "answer_model": None, "gate": "hard", "repeats": repeats, "baseline_system": baseline_system,
                 "reference": REFERENCE, "amnesiac": AMNESIAC, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
-                "run_id": run_id, "records": str(records_path)},
-        git_commit=git_commit(), versions=versions(),
+                "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout},
+        git_commit=git_commit(), versions=versions(fixtures_dir),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
         started_at=started_at, finished_at=_now(),
         notes=([FREE_FORM_NOTE] if free_form else []) + spec_departures(host())
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
-           else []))
+           else [])
+        + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
+            f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
+            "repository and were deleted after the run"] if sealed_holdout else []))
     doc = ResultDocument(receipt=receipt, systems=results)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc

@@ -81,6 +81,11 @@ FRONTIER = {"coverage": "coverage", "anti_pattern": "anti_pattern", "traversal":
 
 # --- public API ----------------------------------------------------------------
 
+#: Version of what the generator makes (semantic: a major bump when gold or fixtures of an
+#: existing scenario change, minor for added scenarios). Written into the ledger; receipts record it.
+CORPUS_VERSION = "1.0.0"
+
+
 def generate_corpus(fixtures_dir: Path, gold_dir: Path, scenarios_dir: Path | None = None, seed: int = 42,
                     synthesizer: Synthesizer | None = None) -> list[str]:
     """Generate every scenario of ``scenarios_dir`` (default: the repository's ``scenarios/``).

@@ -41,6 +41,11 @@ PROBE_FAMILIES: dict[str, tuple[str, ...]] = {
     "multi_peer": ("attribution", "canary", "consistency", "handoff"),
 }
 PROBE_TYPES: tuple[str, ...] = tuple(t for family in PROBE_FAMILIES.values() for t in family)
+
+#: Version of the scenario file format (``schema/scenario.schema.json``'s ``x-schema-version``).
+#: Bump it on a breaking change and add ``schema/history/scenario.v<version>.json``.
+SCENARIO_SCHEMA_VERSION = "1"
+
 PHASES = ("short", "medium", "long")
 #: Where each horizon's phase may end (DRIFT §3.4: short 2–50, medium 50–500, long 500–5000 sessions).
 PHASE_ENDS = {"short": (2, 50), "medium": (50, 500), "long": (500, 5000)}

@@ -104,7 +104,7 @@ def test_report_from_a_real_run(tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(schema_version="99"), "schema_version '99' is not one this drift-conformance reads"),
+    (lambda d: d.update(schema_version="99"), "schema_version '99' is newer than the '1'"),
     (lambda d: next(iter(d["systems"].values()))["metrics"]["accuracy"].update(ci95=[0.9, 0.1]),
      "ci95 low 0.9 is above high 0.1"),
 ])

@@ -1,0 +1,212 @@
+"""``baselines/main.json``: what the main branch's run of the gated split scored, per cell.
+
+The baseline holds quality only: per system, paradigm and probe type the metrics (4
+places), the gold counts and the sorted ids of the failed gold items, plus written
+justifications for accepted breaches. No timestamps, latencies or token figures: they
+never repeat exactly, so they are reported, not gated. Written with sorted keys, so a
+deterministic adapter's baseline is byte-identical across reruns.
+
+Schema: ``schema/baseline.schema.json`` (generated from :class:`Baseline`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from conformance.contract.result import ResultDocument
+from conformance.errors import DriftError
+
+BASELINE_SCHEMA_VERSION = "1"
+
+
+class BaselineError(DriftError, ValueError):
+    """A baseline cannot be read, written or made from this result; the message says why."""
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GateConfig(_Doc):
+    """The run settings a baseline binds: a result run with other settings is not comparable."""
+
+    adapters: list[str]
+    """System labels gated (controls and the reference normaliser are not), sorted."""
+    paradigms: list[str] = []
+    splits: list[str] = []
+    scenario_patterns: list[str] = []
+    horizons: list[str] = []
+    include_holdout: bool = False
+    """Always False for a gate baseline: holdout scenarios never feed the CI gate."""
+    answer_model: str | None = None
+    k: int
+    budget_tokens: int
+    encoding: str
+    gate: str = "hard"
+
+
+class BaselineCell(_Doc):
+    metrics: dict[str, float | None]
+    """``accuracy``, ``abstention_accuracy``, ``recall_at_k`` rounded to 4 places (None: undefined)."""
+    gold_total: int = Field(ge=0)
+    gold_failed: int = Field(ge=0)
+    failed: list[str]
+    """Sorted ``<scenario_id>/<probe_id>`` of the gold items that did not pass."""
+    leaks: list[str] = []
+    """Sorted ids of canary probes that leaked (each needs a justification to pass the gate)."""
+
+
+class BaselineSystem(_Doc):
+    deterministic: bool
+    """From the run's gate view: Describe says deterministic and no --repeat disagreement."""
+    cells: dict[str, BaselineCell]
+    """Keyed ``<paradigm>/<probe_type>``."""
+
+
+class Justification(_Doc):
+    """A written reason that lets one breach pass; read from the main branch's baseline."""
+
+    breach: str = Field(min_length=1)
+    """The finding's key exactly as ``drift-conformance compare`` prints it, e.g.
+    ``gold_total:keyword:user_assistant/fact_recall:24->20``."""
+    reason: str = Field(min_length=10)
+    """Why the breach is accepted, in words a reviewer can check."""
+
+
+class Baseline(_Doc):
+    schema_version: str = BASELINE_SCHEMA_VERSION
+    fixtures_hash: str
+    """The result's ``selection_hash``: SHA-256 over the gated scenarios' fixture and gold files."""
+    config: GateConfig
+    systems: dict[str, BaselineSystem]
+    justifications: list[Justification] = []
+
+
+def gate_config(doc: ResultDocument) -> GateConfig:
+    """The settings of ``doc`` that a baseline binds."""
+    cfg = doc.receipt.config
+    return GateConfig(
+        adapters=sorted(label for label, s in doc.systems.items() if s.kind == "system"),
+        paradigms=sorted(cfg.get("paradigms") or []), splits=sorted(cfg.get("splits") or []),
+        scenario_patterns=sorted(cfg.get("scenario_patterns") or []), horizons=sorted(cfg.get("horizons") or []),
+        include_holdout=bool(cfg.get("include_holdout")) or bool(cfg.get("sealed_holdout")),
+        answer_model=cfg.get("answer_model"), k=int(cfg.get("k", 0)), budget_tokens=int(cfg.get("budget_tokens", 0)),
+        encoding=str(cfg.get("encoding", "")), gate=str(cfg.get("gate", "hard")))
+
+
+def baseline_from_result(doc: ResultDocument, justifications: list[Justification] = ()) -> Baseline:
+    """The baseline ``doc`` would commit (``--update-baseline``).
+
+    Raises:
+        BaselineError: the run is incomplete, scored holdout scenarios, has no selection
+            hash or gate view (a result older than the gate), or gates no system.
+    """
+    if not doc.complete:
+        raise BaselineError("the run is incomplete (see its errors); a baseline is only made from a complete run")
+    config = gate_config(doc)
+    if config.include_holdout:
+        raise BaselineError("the run scored holdout scenarios; a CI-gate baseline never includes them "
+                            "(run without --include-holdout / --sealed-holdout)")
+    if doc.receipt.selection_hash is None:
+        raise BaselineError("the result has no selection_hash (written before the CI gate existed); rerun it")
+    systems = {}
+    for label in config.adapters:
+        view = doc.systems[label].gate
+        if view is None:
+            raise BaselineError(f"system {label!r} has no gate view (a result older than the CI gate); rerun it")
+        systems[label] = BaselineSystem(
+            deterministic=view.deterministic,
+            cells={key: cell.model_dump(include={"metrics", "gold_total", "gold_failed", "failed", "leaks"})
+                   for key, cell in view.cells.items()})
+    if not systems:
+        raise BaselineError("the run gates no system (only controls ran); name one with --adapter")
+    return Baseline(fixtures_hash=doc.receipt.selection_hash, config=config, systems=systems,
+                    justifications=list(justifications))
+
+
+def dumps(baseline: Baseline) -> str:
+    """Canonical text: sorted keys, one-space indent, trailing newline (byte-stable)."""
+    return json.dumps(baseline.model_dump(mode="json"), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def parse_baseline(text: str, where: str) -> Baseline:
+    """Parse baseline text; ``where`` names its origin in errors (a path, or ``main:baselines/main.json``).
+
+    Raises:
+        BaselineError: not JSON, a newer schema_version, or a field that fails the schema
+            (the message names the field path).
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise BaselineError(f"{where}: a baseline is a JSON object, got {type(data).__name__}")
+    version = str(data.get("schema_version", ""))
+    if version != BASELINE_SCHEMA_VERSION:
+        raise BaselineError(f"{where}: baseline schema_version {version or '(missing)'} is not the "
+                            f"{BASELINE_SCHEMA_VERSION} this drift-conformance reads; use the suite version "
+                            "that wrote it, or move it aside and make a new one with --update-baseline")
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise BaselineError(f"{where}: field {path}: {first['msg']}"
+                            + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")) \
+            from None
+
+
+def load_baseline(path: Path) -> Baseline:
+    """Read a baseline file. Raises BaselineError (missing, unreadable or invalid: names the file)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such baseline; make one with "
+                            "`drift-conformance --adapter NAME --split ci --update-baseline`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"{path}: cannot read the baseline ({exc})") from None
+    return parse_baseline(text, str(path))
+
+
+def load_baseline_at(ref: str, path: str = "baselines/main.json", repo: Path = Path(".")) -> Baseline:
+    """The baseline as committed at ``ref`` (``git show REF:PATH``), never the working tree's.
+
+    A pull request can edit its own ``baselines/main.json``; the gate reads the base
+    branch's copy so what a change is compared with cannot be rewritten by the change.
+    Raises BaselineError when git fails (unknown ref, file absent at ref, not a repository).
+    """
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), "show", f"{ref}:{path}"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BaselineError(f"git show {ref}:{path}: {exc}") from None
+    if proc.returncode != 0:
+        raise BaselineError(f"git show {ref}:{path} failed: {proc.stderr.strip() or proc.returncode}")
+    return parse_baseline(proc.stdout, f"{ref}:{path}")
+
+
+def write_baseline(doc: ResultDocument, path: Path) -> Baseline:
+    """Write the baseline of ``doc`` to ``path``, keeping the justifications already there.
+
+    Writes to a temporary file and renames it, so a failure leaves the old baseline intact.
+    Raises BaselineError (see :func:`baseline_from_result`; an unreadable existing file).
+    """
+    path = Path(path)
+    kept: list[Justification] = []
+    if path.exists():
+        try:
+            kept = parse_baseline(path.read_text(encoding="utf-8"), str(path)).justifications
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BaselineError(f"{path}: cannot read the existing baseline ({exc})") from None
+    baseline = baseline_from_result(doc, kept)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(dumps(baseline), encoding="utf-8")
+    tmp.replace(path)
+    return baseline

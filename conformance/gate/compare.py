@@ -1,0 +1,289 @@
+"""The CI gate's comparison of a run with a committed baseline: plain data, no exit codes.
+
+Two modes, chosen by the baseline's ``fixtures_hash`` against the result's
+``selection_hash``:
+
+- **regression** (same corpus): for a deterministic system any gold item that passed in
+  the baseline and fails now is a regression (so a swap, one item failing while another
+  recovers, is caught though every mean is unchanged). For a stochastic system (Describe
+  says not deterministic, or answers differed across ``--repeat``) the gated metric is the
+  item pass rate over the baseline's cells: a regression when the cluster-bootstrap 95%
+  interval of the paired difference (run minus baseline, item by item, scenarios
+  resampled) lies wholly below zero. Any change of a cell's ``gold_total``, a vanished
+  cell or system, and a canary leak are *breaches*.
+- **bless** (the gated scenarios changed): the candidate baseline the change commits
+  must equal this run exactly, and against the old baseline a vanished system or cell or
+  a shrinking ``gold_total`` is a breach (dropping or hiding scenarios that fail).
+
+A breach or regression passes only when a justification in the baseline names its key.
+A config mismatch, an incomplete or vacuous run, holdout in the run, or a corpus change
+with no re-blessed baseline is *inconclusive*. :func:`exit_code` is the one place that
+maps a verdict to an exit code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from conformance.contract.result import ResultDocument
+from conformance.gate.baseline import Baseline, BaselineError, baseline_from_result, dumps, gate_config
+from conformance.scoring.bootstrap import DEFAULT_N_BOOT, paired_diff_ci
+
+PASS, REGRESSION, INCONCLUSIVE = "pass", "regression", "inconclusive"
+EXIT_CODES = {PASS: 0, REGRESSION: 1, INCONCLUSIVE: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One difference. ``key`` is what a justification must name to let it pass."""
+
+    kind: str
+    """``newly_failed``, ``pass_rate_drop`` (regressions); ``gold_total``, ``vanished_cell``,
+    ``vanished_system``, ``canary_leak``, ``baseline_mismatch`` (breaches); ``recovered``
+    (an improvement, never gating)."""
+    key: str
+    detail: str
+    justification: str | None = None
+    """The baseline's written reason when one names ``key`` (the finding then passes)."""
+
+
+@dataclass
+class Comparison:
+    verdict: str
+    """``pass``, ``regression`` or ``inconclusive``."""
+    mode: str
+    """``regression`` (same corpus), ``bless`` (the gated scenarios changed) or ``none``."""
+    breaches: list[Finding] = field(default_factory=list)
+    regressions: list[Finding] = field(default_factory=list)
+    improvements: list[Finding] = field(default_factory=list)
+    reason: str | None = None
+    """Why the verdict is inconclusive, or a one-line summary otherwise."""
+    cells: list[dict] = field(default_factory=list)
+    """Per system and cell: baseline and run failed counts and accuracy, for the table."""
+
+    def to_dict(self) -> dict:
+        def findings(items: list[Finding]) -> list[dict]:
+            return [f.__dict__ for f in items]
+
+        return {"verdict": self.verdict, "mode": self.mode, "reason": self.reason, "exit_code": exit_code(self),
+                "breaches": findings(self.breaches), "regressions": findings(self.regressions),
+                "improvements": findings(self.improvements), "cells": self.cells}
+
+
+def exit_code(comparison: Comparison) -> int:
+    """0 pass, 1 regression (an unjustified breach included), 2 inconclusive or error."""
+    return EXIT_CODES[comparison.verdict]
+
+
+def inconclusive(reason: str, mode: str = "none") -> Comparison:
+    return Comparison(verdict=INCONCLUSIVE, mode=mode, reason=reason)
+
+
+def _vacuity(result: ResultDocument) -> str | None:
+    """Why a result cannot be gated at all, or None."""
+    if not result.complete:
+        return "the run is incomplete (" + ("; ".join(result.errors[:3]) or "stopped early") + ")"
+    config = gate_config(result)
+    if config.include_holdout:
+        return "the run scored holdout scenarios; the CI gate never uses them (drop --include-holdout)"
+    if result.receipt.selection_hash is None:
+        return "the result has no selection_hash (written before the CI gate existed); rerun it"
+    if not config.adapters:
+        return "the run gates no system (only controls ran)"
+    for label in config.adapters:
+        view = result.systems[label].gate
+        if view is None:
+            return f"system {label!r} has no gate view (a result older than the CI gate); rerun it"
+        if not any(cell.gold_total for cell in view.cells.values()):
+            return f"system {label!r} was asked no gold item: nothing to gate"
+    return None
+
+
+def _config_mismatch(baseline: Baseline, result: ResultDocument) -> str | None:
+    mine, theirs = baseline.config.model_dump(), gate_config(result).model_dump()
+    differing = [f"{k}: baseline {mine[k]!r}, run {theirs[k]!r}" for k in sorted(mine) if mine[k] != theirs[k]]
+    if differing:
+        return ("the run's settings differ from the baseline's, so the two are not comparable: "
+                + "; ".join(differing))
+    return None
+
+
+def _justify(findings: list[Finding], baseline: Baseline, *more: Baseline | None) -> list[Finding]:
+    reasons = {j.breach: j.reason for b in (baseline, *more) if b is not None for j in b.justifications}
+    return [Finding(f.kind, f.key, f.detail, reasons.get(f.key)) for f in findings]
+
+
+def _cell_rows(baseline: Baseline, result: ResultDocument | None) -> list[dict]:
+    rows = []
+    for label, system in sorted(baseline.systems.items()):
+        view = result.systems[label].gate if result is not None and label in result.systems else None
+        keys = sorted(set(system.cells) | set(view.cells if view else {}))
+        for key in keys:
+            old, new = system.cells.get(key), view.cells.get(key) if view else None
+            rows.append({"system": label, "cell": key,
+                         "baseline_failed": None if old is None else old.gold_failed,
+                         "baseline_total": None if old is None else old.gold_total,
+                         "run_failed": None if new is None else new.gold_failed,
+                         "run_total": None if new is None else new.gold_total,
+                         "baseline_accuracy": None if old is None else old.metrics.get("accuracy"),
+                         "run_accuracy": None if new is None else new.metrics.get("accuracy")})
+    return rows
+
+
+def _leaks(result: ResultDocument, labels: list[str]) -> list[Finding]:
+    out = []
+    for label in labels:
+        for key, cell in sorted(result.systems[label].gate.cells.items()):
+            for item in cell.leaks:
+                out.append(Finding("canary_leak", f"canary_leak:{label}:{item}",
+                                   f"{label} revealed the private value of canary {item} ({key})"))
+    return out
+
+
+def _scenario(item: str) -> str:
+    return item.rsplit("/", 1)[0]
+
+
+def _stochastic(label: str, baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> list[Finding]:
+    """Paired item pass-rate difference (run minus baseline) over the baseline's cells."""
+    old = baseline.systems[label].cells
+    view = result.systems[label].gate
+    items, before, after = [], [], []
+    for key, cell in sorted(view.cells.items()):
+        if key not in old:
+            continue
+        was_failed, now_failed = set(old[key].failed), set(cell.failed)
+        for item in cell.items:
+            items.append(item)
+            before.append(0.0 if item in was_failed else 1.0)
+            after.append(0.0 if item in now_failed else 1.0)
+    if not items:
+        return []
+    value, lo, hi = paired_diff_ci([_scenario(i) for i in items], np.array(after), np.array(before),
+                                   n_boot=n_boot, seed=seed)
+    if hi is not None and hi < 0:
+        return [Finding("pass_rate_drop", f"pass_rate_drop:{label}",
+                        f"{label} (stochastic) passes fewer gold items: paired difference {value:+.4f} "
+                        f"[{lo:+.4f}, {hi:+.4f}] over {len(items)} items, wholly below zero")]
+    return []
+
+
+def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> Comparison:
+    breaches, regressions, improvements = [], [], []
+    for label, system in sorted(baseline.systems.items()):
+        view = result.systems[label].gate
+        for key, old in sorted(system.cells.items()):
+            new = view.cells.get(key)
+            if new is None:
+                breaches.append(Finding("vanished_cell", f"vanished_cell:{label}:{key}",
+                                        f"{label} {key}: {old.gold_total} gold items in the baseline, none in the run"))
+                continue
+            if new.gold_total != old.gold_total:
+                breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:{old.gold_total}->{new.gold_total}",
+                                        f"{label} {key}: gold_total {old.gold_total} -> {new.gold_total}"))
+            was, now = set(old.failed), set(new.failed)
+            for item in sorted(now - was):
+                finding = Finding("newly_failed", f"newly_failed:{label}:{item}",
+                                  f"{label} {key}: {item} passed in the baseline and fails now")
+                # A stochastic system's single flips are noise; its gate is the paired interval.
+                (regressions if system.deterministic and view.deterministic else improvements).append(finding)
+            for item in sorted(was - now):
+                improvements.append(Finding("recovered", f"recovered:{label}:{item}",
+                                            f"{label} {key}: {item} failed in the baseline and passes now"))
+        for key in sorted(set(view.cells) - set(system.cells)):
+            breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:0->{view.cells[key].gold_total}",
+                                    f"{label} {key}: a cell the baseline does not have "
+                                    f"({view.cells[key].gold_total} gold items)"))
+        if not (system.deterministic and view.deterministic):
+            regressions.extend(_stochastic(label, baseline, result, n_boot, seed))
+    breaches.extend(_leaks(result, sorted(baseline.systems)))
+    return Comparison(verdict=PASS, mode="regression", breaches=breaches, regressions=regressions,
+                      improvements=improvements)
+
+
+def _differing_cells(a: Baseline, b: Baseline) -> list[str]:
+    def cell(doc: Baseline, label: str, key: str):
+        system = doc.systems.get(label)
+        return system.cells.get(key) if system else None
+
+    keys = {(label, key) for doc in (a, b) for label, system in doc.systems.items() for key in system.cells}
+    return sorted(f"{label}/{key}" for label, key in keys if cell(a, label, key) != cell(b, label, key))
+
+
+def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Baseline | None) -> Comparison:
+    old_hash, new_hash = baseline.fixtures_hash[:12], result.receipt.selection_hash[:12]
+    if candidate is None or candidate.fixtures_hash != result.receipt.selection_hash:
+        return inconclusive(
+            f"the gated scenarios changed (fixtures_hash {old_hash}... -> {new_hash}...) but the baseline was not "
+            "re-blessed: run with --update-baseline, commit baselines/main.json, and the gate checks it against "
+            "this run", mode="bless")
+    breaches = []
+    expected = baseline_from_result(result, candidate.justifications)
+    if dumps(expected) != dumps(candidate):
+        differing = _differing_cells(expected, candidate)
+        shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
+        breaches.append(Finding("baseline_mismatch", "baseline_mismatch",
+                                "the committed baseline does not equal this run ("
+                                + (f"cells differ: {shown}" if differing else "settings or determinism differ")
+                                + "); rerun with --update-baseline and commit the file it writes"))
+    for label, system in sorted(baseline.systems.items()):
+        if label not in candidate.systems:
+            breaches.append(Finding("vanished_system", f"vanished_system:{label}",
+                                    f"{label} is gated by the old baseline and absent from the new one"))
+            continue
+        cells = candidate.systems[label].cells
+        for key, old in sorted(system.cells.items()):
+            new = cells.get(key)
+            if new is None:
+                breaches.append(Finding("vanished_cell", f"vanished_cell:{label}:{key}",
+                                        f"{label} {key}: {old.gold_total} gold items before, the cell is gone"))
+            elif new.gold_total < old.gold_total:
+                breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:{old.gold_total}->{new.gold_total}",
+                                        f"{label} {key}: gold_total shrinks {old.gold_total} -> {new.gold_total}"))
+    breaches.extend(_leaks(result, sorted(candidate.systems)))
+    return Comparison(verdict=PASS, mode="bless", breaches=breaches)
+
+
+def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline | None = None,
+            n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> Comparison:
+    """Compare a run with the baseline it is gated against (pure: reads nothing, runs nothing).
+
+    ``baseline``: the base branch's committed baseline. ``candidate``: the baseline the
+    change commits (its working tree's ``baselines/main.json``); used only when the gated
+    scenarios changed (bless mode), where it must equal this run. Justifications are read
+    from ``baseline`` and, in bless mode, from ``candidate`` (a reviewed part of the change).
+    ``n_boot``/``seed``: the paired bootstrap for stochastic systems.
+    """
+    vacuous = _vacuity(result)
+    if vacuous:
+        return inconclusive(vacuous)
+    if not any(cell.gold_total for system in baseline.systems.values() for cell in system.cells.values()):
+        return inconclusive("the baseline holds no gold item: a gate against it would pass vacuously")
+    mismatch = _config_mismatch(baseline, result)
+    if mismatch:
+        return inconclusive(mismatch)
+    try:
+        if baseline.fixtures_hash == result.receipt.selection_hash:
+            comparison = _same_corpus(baseline, result, n_boot, seed)
+            comparison.breaches = _justify(comparison.breaches, baseline)
+            comparison.regressions = _justify(comparison.regressions, baseline)
+        else:
+            comparison = _changed_corpus(baseline, result, candidate)
+            if comparison.verdict == INCONCLUSIVE:
+                return comparison
+            comparison.breaches = _justify(comparison.breaches, baseline, candidate)
+    except BaselineError as exc:
+        return inconclusive(str(exc))
+    comparison.cells = _cell_rows(baseline, result)
+    open_findings = [f for f in comparison.breaches + comparison.regressions if f.justification is None]
+    justified = len(comparison.breaches) + len(comparison.regressions) - len(open_findings)
+    if open_findings:
+        comparison.verdict = REGRESSION
+        kinds = sorted({f.kind for f in open_findings})
+        comparison.reason = f"{len(open_findings)} unjustified findings ({', '.join(kinds)})"
+    else:
+        comparison.reason = ("no regression or breach" + (f" ({justified} justified in the baseline)" if justified
+                                                          else ""))
+    return comparison

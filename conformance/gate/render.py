@@ -1,0 +1,51 @@
+"""The gate's verdict as Markdown: a terminal-readable diff and a GitHub step summary."""
+
+from __future__ import annotations
+
+from conformance.gate.compare import Comparison, exit_code
+
+_SHOWN = 25  # findings listed per group before "... and N more"
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def _findings(title: str, findings, *, justified_only: bool = False) -> list[str]:
+    if not findings:
+        return []
+    lines = [f"### {title} ({len(findings)})", ""]
+    for finding in findings[:_SHOWN]:
+        status = f" — justified: {finding.justification}" if finding.justification else ""
+        lines.append(f"- `{finding.key}`: {finding.detail}{status}")
+    if len(findings) > _SHOWN:
+        lines.append(f"- ... and {len(findings) - _SHOWN} more (`--json` lists every one)")
+    return lines + [""]
+
+
+def markdown(comparison: Comparison, *, title: str = "drift-conformance gate") -> str:
+    """Verdict line, the per-cell table (only cells that changed, unless none did), and findings."""
+    verdict = comparison.verdict.upper()
+    lines = [f"## {title}: {verdict} (exit {exit_code(comparison)})", "",
+             f"Mode: **{comparison.mode}**. {comparison.reason or ''}".rstrip(), ""]
+    changed = [row for row in comparison.cells
+               if (row["baseline_failed"], row["baseline_total"]) != (row["run_failed"], row["run_total"])]
+    rows = changed or comparison.cells
+    if rows:
+        lines += [("Cells that changed" if changed else "Cells (none changed)") + ":", "",
+                  "| system | cell | failed (baseline → run) | gold items | accuracy (baseline → run) |",
+                  "|---|---|---|---|---|"]
+        for row in rows:
+            lines.append(f"| {row['system']} | {row['cell']} | {_fmt(row['baseline_failed'])} → "
+                         f"{_fmt(row['run_failed'])} | {_fmt(row['baseline_total'])} → {_fmt(row['run_total'])} | "
+                         f"{_fmt(row['baseline_accuracy'])} → {_fmt(row['run_accuracy'])} |")
+        lines.append("")
+    lines += _findings("Regressions", comparison.regressions)
+    lines += _findings("Breaches", comparison.breaches)
+    lines += _findings("Improvements (not gating)", comparison.improvements)
+    if comparison.verdict == "regression":
+        lines.append("A finding passes only with a justification naming its key in the base branch's "
+                     "`baselines/main.json` (`justifications: [{breach, reason}]`).")
+    return "\n".join(lines).rstrip() + "\n"
