@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The CI gate, the same steps locally, in this repository's workflow and in the reusable
+# action (action.yml): run the gated split, then compare the result with the baseline as
+# committed on the base branch (git show BASE_REF:BASELINE), so a change cannot rewrite
+# what it is compared with. Exit 0 pass, 1 regression, 2 error or inconclusive.
+#
+#   scripts/gate.sh                              # keyword on the ci split against main's baseline
+#   ADAPTERS="./my-adapter" BASELINE=baselines/drift.json BASE_REF=origin/main scripts/gate.sh
+#
+# Environment (all optional):
+#   ADAPTERS         space-separated --adapter values          (default: keyword)
+#   BASELINE         baseline path inside the repository        (default: baselines/main.json)
+#   BASE_REF         git ref holding the trusted baseline; empty: the working tree's file
+#                                                               (default: main)
+#   SPLIT            scenario split the gate runs               (default: ci)
+#   INCLUDE_HOLDOUT  "true": also a published run with holdout, reported, never gated
+#   OUT_DIR          where result.json, gate.json and summary.md go (default: a temp folder)
+#   SUMMARY          a file the Markdown summary is appended to (default: $GITHUB_STEP_SUMMARY)
+#   DRIFT            the CLI to call                            (default: drift-conformance)
+set -uo pipefail
+
+ADAPTERS="${ADAPTERS:-keyword}"
+BASELINE="${BASELINE:-baselines/main.json}"
+BASE_REF="${BASE_REF-main}"
+SPLIT="${SPLIT:-ci}"
+INCLUDE_HOLDOUT="${INCLUDE_HOLDOUT:-false}"
+OUT_DIR="${OUT_DIR:-$(mktemp -d)}"
+SUMMARY="${SUMMARY:-${GITHUB_STEP_SUMMARY:-$OUT_DIR/summary.md}}"
+read -r -a DRIFT_CMD <<< "${DRIFT:-drift-conformance}"
+mkdir -p "$OUT_DIR"
+
+adapter_args=()
+for adapter in $ADAPTERS; do adapter_args+=(--adapter "$adapter"); done
+
+echo "== run: ${DRIFT_CMD[*]} --split $SPLIT ${adapter_args[*]}"
+"${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" --quiet --records-dir "$OUT_DIR/runs" \
+  --out "$OUT_DIR/result.json" > "$OUT_DIR/table.txt"
+run_rc=$?
+cat "$OUT_DIR/table.txt"
+if [ "$run_rc" -ne 0 ] || [ ! -s "$OUT_DIR/result.json" ]; then
+  # A run that failed or scored nothing is an error, never a regression and never a pass.
+  printf '## drift-conformance gate: ERROR (exit 2)\n\nThe gated run failed (exit %s) before it could be compared.\n' \
+    "$run_rc" >> "$SUMMARY"
+  echo "gate: the run failed (exit $run_rc)" >&2
+  exit 2
+fi
+
+compare_args=(compare "$BASELINE" "$OUT_DIR/result.json" --candidate "$BASELINE" --summary "$SUMMARY")
+if [ -n "$BASE_REF" ]; then compare_args+=(--base-ref "$BASE_REF"); fi
+echo "== compare: ${DRIFT_CMD[*]} ${compare_args[*]}"
+"${DRIFT_CMD[@]}" "${compare_args[@]}"
+gate_rc=$?
+"${DRIFT_CMD[@]}" "${compare_args[@]}" --json --summary /dev/null > "$OUT_DIR/gate.json" 2>/dev/null
+
+if [ "$INCLUDE_HOLDOUT" = "true" ]; then
+  # Published figures only: holdout scenarios never feed the gate.
+  echo "== published run with holdout (reported, not gated)"
+  if "${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" --include-holdout --quiet \
+       --records-dir "$OUT_DIR/runs" --out "$OUT_DIR/result-holdout.json" > /dev/null \
+     && "${DRIFT_CMD[@]}" report "$OUT_DIR/result-holdout.json" --markdown "$OUT_DIR/holdout.md"; then
+    { printf '\n## Published run with holdout (not gated)\n\n'; cat "$OUT_DIR/holdout.md"; } >> "$SUMMARY"
+  else
+    echo "note: the published holdout run failed; the gate verdict stands" >&2
+  fi
+fi
+echo "gate: exit $gate_rc (outputs in $OUT_DIR)"
+exit "$gate_rc"
