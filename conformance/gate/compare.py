@@ -115,6 +115,13 @@ def _justify(findings: list[Finding], baseline: Baseline, *more: Baseline | None
     return [Finding(f.kind, f.key, f.detail, reasons.get(f.key)) for f in findings]
 
 
+def _pass_rate(cell) -> float | None:
+    """Share of the cell's gold items that passed (any probe type, abstention included)."""
+    if cell is None or not cell.gold_total:
+        return None
+    return round((cell.gold_total - cell.gold_failed) / cell.gold_total, 4)
+
+
 def _cell_rows(baseline: Baseline, result: ResultDocument | None) -> list[dict]:
     rows = []
     for label, system in sorted(baseline.systems.items()):
@@ -127,8 +134,7 @@ def _cell_rows(baseline: Baseline, result: ResultDocument | None) -> list[dict]:
                          "baseline_total": None if old is None else old.gold_total,
                          "run_failed": None if new is None else new.gold_failed,
                          "run_total": None if new is None else new.gold_total,
-                         "baseline_accuracy": None if old is None else old.metrics.get("accuracy"),
-                         "run_accuracy": None if new is None else new.metrics.get("accuracy")})
+                         "baseline_pass_rate": _pass_rate(old), "run_pass_rate": _pass_rate(new)})
     return rows
 
 

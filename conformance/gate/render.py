@@ -35,17 +35,19 @@ def markdown(comparison: Comparison, *, title: str = "drift-conformance gate") -
     rows = changed or comparison.cells
     if rows:
         lines += [("Cells that changed" if changed else "Cells (none changed)") + ":", "",
-                  "| system | cell | failed (baseline → run) | gold items | accuracy (baseline → run) |",
+                  "| system | cell | failed (baseline → run) | gold items | pass rate (baseline → run) |",
                   "|---|---|---|---|---|"]
         for row in rows:
             lines.append(f"| {row['system']} | {row['cell']} | {_fmt(row['baseline_failed'])} → "
                          f"{_fmt(row['run_failed'])} | {_fmt(row['baseline_total'])} → {_fmt(row['run_total'])} | "
-                         f"{_fmt(row['baseline_accuracy'])} → {_fmt(row['run_accuracy'])} |")
+                         f"{_fmt(row['baseline_pass_rate'])} → {_fmt(row['run_pass_rate'])} |")
         lines.append("")
     lines += _findings("Regressions", comparison.regressions)
     lines += _findings("Breaches", comparison.breaches)
     lines += _findings("Improvements (not gating)", comparison.improvements)
     if comparison.verdict == "regression":
-        lines.append("A finding passes only with a justification naming its key in the base branch's "
-                     "`baselines/main.json` (`justifications: [{breach, reason}]`).")
+        where = ("the base branch's baseline or in the re-blessed baseline this change commits"
+                 if comparison.mode == "bless" else "the base branch's baseline")
+        lines.append(f"A finding passes only with a justification naming its key in {where} "
+                     "(`justifications: [{breach, reason}]`; docs/ci-gate.md).")
     return "\n".join(lines).rstrip() + "\n"
