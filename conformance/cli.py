@@ -84,6 +84,12 @@ def _errors_exit_2(fn):
               help="Bootstrap resamples.")
 @click.option("--repeat", "repeat", default=1, show_default=True, type=click.IntRange(1, 5),
               help="Stream the corpus this many times; 2 measures the noise floor (second run minus first).")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Scenarios streamed at once against one instance of each adapter (separate namespaces); "
+                   "latencies are then measured under that load (DRIFT §7.8 uses 4).")
+@click.option("--resume", "resume", metavar="RUN_ID",
+              help="Continue an interrupted run from its records in --records-dir (same options): finished "
+                   "scenarios are kept, the rest rerun.")
 @click.option("--baseline-system", metavar="NAME",
               help="Also report paired differences of every system against this one (a label of this run).")
 @click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"),
@@ -105,8 +111,8 @@ def _errors_exit_2(fn):
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, seed, bootstrap, repeat, baseline_system, records_dir, out, as_json, quiet, compare_with,
-         update_baseline, sealed_holdout):
+         encoding, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
+         compare_with, update_baseline, sealed_holdout):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
@@ -150,9 +156,16 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
                                   horizons=selection.horizons, splits=selection.splits, include_holdout=True)
             sealed = {"seed_sha256": seed_fingerprint(secret), "scenarios": sealed_ids}
             del secret
+        if resume and sealed_holdout:
+            raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
-                                 log, repeat, baseline_system, isolation, show, sealed)
+                                 log, repeat, baseline_system, isolation, show, sealed,
+                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume))
     _publish(doc, out_path, as_json)
+    if not doc.complete:
+        shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
+        raise Failure(f"the run is incomplete: {len(doc.errors)} faults (their probes count as failed; other "
+                      f"systems and scenarios were scored; records in {doc.receipt.config.get('records')}):\n  {shown}")
     if not scored_anything(doc):
         raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
     if compare_with is not None or update_baseline:
@@ -161,7 +174,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
 
 
 def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot, log, repeat,
-                       baseline_system, isolation, show, sealed):
+                       baseline_system, isolation, show, sealed, more):
     from conformance.runner.job import run_job
     from conformance.runner.run import Progress as RunProgress
     from conformance.runner.run import select_fixtures
@@ -182,7 +195,7 @@ def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, reco
 
         return run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
                        seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
-                       isolation=isolation, sealed_holdout=sealed,
+                       isolation=isolation, sealed_holdout=sealed, **more,
                        progress=RunProgress(scenario_started=scenario_started,
                                             session_done=lambda: bar.advance(sessions_task)))
 
@@ -275,7 +288,20 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
     ledger_path = Path(fixtures_dir) / LEDGER_NAME
     earlier: list[str] = []
     if ledger_path.exists():
-        earlier = [s["scenario_id"] for s in json.loads(ledger_path.read_text(encoding="utf-8"))["scenario_list"]]
+        import re
+
+        from conformance.contract.fixture import ID_PATTERN
+
+        try:
+            earlier = [s["scenario_id"] for s in json.loads(ledger_path.read_text(encoding="utf-8"))["scenario_list"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise Failure(f"{ledger_path}: not a ledger from `generate` ({exc.__class__.__name__}: {exc}); "
+                          "nothing was written") from None
+        # The ledger names files to delete: an id that could leave the folder is refused.
+        bad = [sid for sid in earlier if not isinstance(sid, str) or not re.match(ID_PATTERN, sid)]
+        if bad:
+            raise Failure(f"{ledger_path}: scenario_list holds ids that are not scenario ids ({bad[:3]}); "
+                          "nothing was written or deleted")
     else:
         for folder, pattern in ((Path(fixtures_dir), "*.jsonl"), (Path(gold_dir), "*.json")):
             if folder.is_dir() and any(folder.glob(pattern)):

@@ -145,6 +145,8 @@ def _records(runs_dir: Path) -> list[dict]:
     out = []
     for line in path.read_text().splitlines():
         record = json.loads(line)
+        if record["kind"] == "run":
+            record.pop("run_id")  # names the run, not what it measured
         for timing in ("read_latency_ms", "write_latency_ms", "reader_latency_ms", "last_write_latency_ms"):
             record.pop(timing, None)
         out.append(record)

@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from conformance.contract.limits import load_yaml
 from conformance.errors import DriftError
+
+MAX_NAME_CHARS = 64
+"""An adapter name becomes part of file, cgroup and image names; longer ones are refused."""
 
 #: Version of the adapter.yaml format (``schema/adapter.schema.json``'s ``x-schema-version``).
 #: Bump it on a breaking change and add ``schema/history/adapter.v<version>.json``.
@@ -76,16 +80,24 @@ def load_manifest(folder: Path) -> AdapterManifest:
     path = Path(folder) / "adapter.yaml"
     if not path.exists():
         raise ManifestError(f"{path}: missing (an adapter folder needs adapter.yaml, adapter.py, requirements.txt)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"{path}: invalid YAML: {exc}") from None
+    data = load_yaml(path, lambda where, field, message: ManifestError(f"{where}: {field}: {message}"))
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ManifestError(f"{path}: (document): expected a mapping with name, description, entry..., "
+                            f"got {type(data).__name__}")
     try:
         manifest = AdapterManifest.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
+        field = ".".join(str(p) for p in first["loc"]) or "(document)"
         raise ManifestError(f"{path}: {field}: {first['msg']}") from None
-    if not (Path(folder) / manifest.entry).exists():
+    if len(manifest.name) > MAX_NAME_CHARS:
+        raise ManifestError(f"{path}: name: longer than {MAX_NAME_CHARS} characters")
+    entry = Path(manifest.entry)
+    if "\0" in manifest.entry or entry.is_absolute() or ".." in entry.parts or not entry.parts:
+        # The entry is run from the adapter's folder; it may not name a file outside it.
+        raise ManifestError(f"{path}: entry: {manifest.entry!r} must be a relative path inside the adapter folder")
+    if not (Path(folder) / entry).exists():
         raise ManifestError(f"{path}: entry: {manifest.entry} does not exist in {folder}")
     return manifest

@@ -22,6 +22,16 @@ from conformance.contract.fixture import (
     SessionLine,
 )
 from conformance.contract.gold import GoldFile
+from conformance.contract.limits import (
+    MAX_FIXTURE_BYTES,
+    MAX_GOLD_BYTES,
+    MAX_JSONL_LINE_BYTES,
+    BadDocument,
+    TooLarge,
+    human,
+    parse_json,
+    read_bounded,
+)
 from conformance.errors import DriftError
 
 _LINE = TypeAdapter(FixtureLine)
@@ -91,18 +101,34 @@ def iter_fixture(path: Path) -> Iterator[HeaderLine | SessionLine | CheckpointLi
     """
     seen_sessions = 0
     message_ids: set[str] = set()
+    total, started = 0, False
     # Binary mode, decoded line by line: a text-mode reader keeps a decoded chunk
-    # (earlier transcript text) alive as a Python string; this keeps only one line.
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+    # (earlier transcript text) alive as a Python string; this keeps only one line,
+    # and a bounded readline never holds more than MAX_JSONL_LINE_BYTES of it.
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CorpusError(path, f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        lineno = 0
+        while True:
+            raw = handle.readline(MAX_JSONL_LINE_BYTES + 1)
+            if not raw:
+                break
+            lineno += 1
+            total += len(raw)
+            if len(raw) > MAX_JSONL_LINE_BYTES:
+                raise CorpusError(path, f"line longer than {human(MAX_JSONL_LINE_BYTES)} (the input limit; "
+                                        "see docs/input-limits.md)", lineno)
+            if total > MAX_FIXTURE_BYTES:
+                raise CorpusError(path, f"fixture larger than {human(MAX_FIXTURE_BYTES)} (the input limit; "
+                                        "see docs/input-limits.md)", lineno)
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw.decode("utf-8").rstrip("\r\n"))
-            except UnicodeDecodeError as exc:
-                raise CorpusError(path, f"not UTF-8: {exc.reason} at byte {exc.start}", lineno) from None
-            except json.JSONDecodeError as exc:
-                raise CorpusError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", lineno) from None
+                data = parse_json(raw.rstrip(b"\r\n"))
+            except BadDocument as exc:
+                raise CorpusError(path, exc.message, lineno, exc.field) from None
             del raw
             leak = _gold_key_path(data)
             if leak:
@@ -116,9 +142,10 @@ def iter_fixture(path: Path) -> Iterator[HeaderLine | SessionLine | CheckpointLi
                 first = exc.errors()[0]
                 raise CorpusError(path, first["msg"], lineno, _field_path(first)) from None
             del data
-            if lineno == 1 and not isinstance(line, HeaderLine):
+            started_before, started = started, True
+            if not started_before and not isinstance(line, HeaderLine):
                 raise CorpusError(path, "the first line must be the header", lineno, "kind")
-            if lineno > 1 and isinstance(line, HeaderLine):
+            if started_before and isinstance(line, HeaderLine):
                 raise CorpusError(path, "a second header line", lineno, "kind")
             if isinstance(line, SessionLine):
                 if line.index != seen_sessions:
@@ -153,14 +180,20 @@ def read_gold(path: Path) -> GoldFile:
         CorpusError: bad JSON or a schema violation, naming the field path.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CorpusError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+        data = parse_json(read_bounded(path, MAX_GOLD_BYTES))
+    except TooLarge as exc:
+        raise CorpusError(path, f"gold file {exc}") from None
+    except OSError as exc:
+        raise CorpusError(path, f"cannot read: {exc.strerror or exc}") from None
+    except BadDocument as exc:
+        raise CorpusError(path, exc.message, exc.line, exc.field) from None
+    if not isinstance(data, dict):
+        raise CorpusError(path, f"expected a JSON object (a gold file), got {type(data).__name__}", 1)
     try:
         return GoldFile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise CorpusError(path, first["msg"], field=".".join(str(p) for p in first["loc"])) from None
+        raise CorpusError(path, first["msg"], field=".".join(str(p) for p in first["loc"]) or "(document)") from None
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:
@@ -232,14 +265,14 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
     for missing in sorted(set(golds) - set(fixtures)):
         raise CorpusError(golds[missing], f"no fixture file {Path(fixtures_dir) / (missing + '.jsonl')}")
     for scenario, path in fixtures.items():
-        if not path.read_bytes().strip():
-            raise CorpusError(path, "empty fixture: expected a header line, sessions and checkpoints")
         gold = read_gold(golds[scenario])
         probe_ids: set[str] = set()
         message_ids: set[str] = set()
         markers: _MarkerCheck | None = None
+        header_seen = False
         for line in iter_fixture(path):
             if isinstance(line, HeaderLine):
+                header_seen = True
                 if line.scenario_id != scenario:
                     raise CorpusError(path, f"scenario_id {line.scenario_id!r} does not match the file name", 1,
                                       "scenario_id")
@@ -250,6 +283,8 @@ def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
                     markers.session(line)
             if isinstance(line, CheckpointLine):
                 probe_ids.update(p.probe_id for p in line.probes)
+        if not header_seen:
+            raise CorpusError(path, "empty fixture: expected a header line, sessions and checkpoints", 1)
         if markers is not None:
             markers.finish()
         gold_ids = {p.probe_id for p in gold.probes}

@@ -16,6 +16,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from conformance.contract.limits import MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
+
 FIXTURE_SCHEMA_VERSION = "1"
 
 #: Keys that belong to gold and must never appear anywhere in a fixture line.
@@ -62,7 +64,7 @@ class Message(_Strict):
     author: Id
     """Entity id of the speaker."""
     role: Role
-    text: str = Field(max_length=100_000)
+    text: str = Field(max_length=MAX_MESSAGE_TEXT_CHARS)
     timestamp: Timestamp
     """RFC 3339, simulated time."""
     scope: Scope = "shared"
@@ -160,7 +162,7 @@ class Probe(_Strict):
 
     probe_id: Id
     asked_by: Id
-    query: str = Field(min_length=1, max_length=10_000)
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     asked_at: Timestamp
     options: list[str] | None = None
     choices: list[Choice] | None = None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from conformance.contract.limits import MAX_BASELINE_BYTES, BadDocument, human, parse_json
 from conformance.contract.result import ResultDocument
 from conformance.errors import DriftError
 
@@ -140,12 +141,16 @@ def parse_baseline(text: str, where: str) -> Baseline:
         BaselineError: not JSON, a newer schema_version, or a field that fails the schema
             (the message names the field path).
     """
+    if len(text) > MAX_BASELINE_BYTES:
+        raise BaselineError(f"{where}: baseline larger than {human(MAX_BASELINE_BYTES)} (the input limit; "
+                            "see docs/input-limits.md)")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        data = parse_json(text)
+    except BadDocument as exc:
+        at = ", ".join(x for x in (exc.line and f"line {exc.line}", exc.field and f"field {exc.field}") if x)
+        raise BaselineError(f"{where}: not JSON ({at or 'document'}: {exc.message})") from None
     if not isinstance(data, dict):
-        raise BaselineError(f"{where}: a baseline is a JSON object, got {type(data).__name__}")
+        raise BaselineError(f"{where}: field (top level): a baseline is a JSON object, got {type(data).__name__}")
     version = str(data.get("schema_version", ""))
     if version != BASELINE_SCHEMA_VERSION:
         raise BaselineError(f"{where}: baseline schema_version {version or '(missing)'} is not the "
@@ -165,6 +170,9 @@ def load_baseline(path: Path) -> Baseline:
     """Read a baseline file. Raises BaselineError (missing, unreadable or invalid: names the file)."""
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_BASELINE_BYTES:
+            raise BaselineError(f"{path}: {path.stat().st_size:,} bytes, over the {MAX_BASELINE_BYTES:,}-byte limit "
+                                "for a baseline")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline; make one with "

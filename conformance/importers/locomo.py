@@ -46,6 +46,16 @@ from conformance.contract.fixture import (
     SessionLine,
 )
 from conformance.contract.gold import GoldFile, GoldProbe
+from conformance.contract.limits import (
+    MAX_ID_CHARS,
+    MAX_IMPORT_SOURCE_BYTES,
+    MAX_MESSAGE_TEXT_CHARS,
+    MAX_QUERY_CHARS,
+    BadDocument,
+    TooLarge,
+    parse_json,
+    read_bounded,
+)
 from conformance.importers.report import (
     REPORT_FILE,
     ImportIssue,
@@ -85,8 +95,15 @@ NOTES = [
     "D30:5 and kept when they name a turn; malformed and dangling ids are dropped; all are listed",
 ]
 
-_SESSION_KEY = re.compile(r"session_(\d+)(_date_time)?")
-_EVIDENCE_ID = re.compile(r"D(\d+):(\d+)")
+# At most 9 digits: a longer session or turn number is no LoCoMo key (and keeps ids short).
+_SESSION_KEY = re.compile(r"session_(\d{1,9})(_date_time)?")
+_EVIDENCE_ID = re.compile(r"D(\d{1,9}):(\d{1,9})")
+SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
+"""A scenario id's length bound: session, message, probe and checkpoint ids append a suffix
+(``-S123``, ``-q0042``, ``-final``) and must stay within the ``Id`` pattern's 128 characters."""
+EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=timezone.utc), datetime(9000, 1, 1, tzinfo=timezone.utc)
+"""Session dates outside this range are treated as unparseable (no overflow when stepping)."""
+MAX_DATE_TEXT = 200
 _NOT_ID_CHARS = re.compile(r"[^A-Za-z0-9._:\-]+")
 
 
@@ -98,11 +115,11 @@ def sanitise_id(text: str, fallback: str = "x", colons: bool = True) -> str:
     return out or fallback
 
 
-def _unique(base: str, used: set[str]) -> str:
-    candidate, k = base, 2
+def _unique(base: str, used: set[str], limit: int = MAX_ID_CHARS) -> str:
+    candidate, k = base[:limit], 2
     while candidate in used:
         suffix = f"-{k}"
-        candidate, k = base[: 128 - len(suffix)] + suffix, k + 1
+        candidate, k = base[: limit - len(suffix)] + suffix, k + 1
     used.add(candidate)
     return candidate
 
@@ -118,6 +135,8 @@ def parse_session_time(text: object) -> tuple[datetime | None, str | None]:
         return None, "missing"
     if not isinstance(text, str) or not text.strip():
         return None, "not a date text"
+    if len(text) > MAX_DATE_TEXT:
+        return None, f"longer than {MAX_DATE_TEXT} characters"
     try:
         with warnings.catch_warnings():  # an unknown zone name ("EST") is ignored: UTC
             warnings.simplefilter("ignore", dateparser.UnknownTimezoneWarning)
@@ -127,9 +146,13 @@ def parse_session_time(text: object) -> tuple[datetime | None, str | None]:
         return None, f"unparseable ({exc.__class__.__name__})"
     if one != two:
         return None, "incomplete (day, month or year missing)"
-    if one.tzinfo is None:
-        return one.replace(tzinfo=timezone.utc), None
-    return one.astimezone(timezone.utc), None
+    try:
+        moment = one.replace(tzinfo=timezone.utc) if one.tzinfo is None else one.astimezone(timezone.utc)
+    except (ValueError, OverflowError) as exc:
+        return None, f"unparseable ({exc.__class__.__name__})"
+    if not EARLIEST <= moment < LATEST:
+        return None, f"outside the years {EARLIEST.year}-{LATEST.year - 1}"
+    return moment, None
 
 
 def rfc3339(moment: datetime) -> str:
@@ -269,6 +292,11 @@ class _Conversation:
             if isinstance(caption, str) and caption.strip():
                 text += f" [shares an image: {caption.strip()}]"
                 self.counts["image_turns"] += 1
+            if len(text) > MAX_MESSAGE_TEXT_CHARS:
+                self.issue("malformed_records", f"{where}.text", f"text of {len(text):,} characters (caption "
+                           f"included) exceeds the fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
+                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
+                text = text[:MAX_MESSAGE_TEXT_CHARS]
             messages.append(Message(
                 message_id=message_id, author=self._author(turn["speaker"], f"{where}.speaker"),
                 role="user", text=text, timestamp=rfc3339(start + TURN_STEP * i), scope="shared"))
@@ -372,8 +400,13 @@ class _Conversation:
                 self.issue("malformed_records", where, "QA item without a question", "skipped", probe_id,
                            qa if not isinstance(qa, dict) else question)
                 continue
+            if len(question) > MAX_QUERY_CHARS:
+                self.issue("malformed_records", f"{where}.question", f"question of {len(question):,} characters "
+                           f"exceeds the fixture limit of {MAX_QUERY_CHARS:,}", "skipped", probe_id)
+                continue
             category = qa.get("category")
-            category = int(category) if isinstance(category, (int, str)) and str(category).isdigit() else None
+            category = int(category) if isinstance(category, (int, str)) and not isinstance(category, bool) \
+                and re.fullmatch(r"[0-9]{1,3}", str(category)) else None
             probe_type = PROBE_TYPES.get(category or 0, "uncategorised")
             if probe_type == "uncategorised":
                 self.issue("malformed_records", f"{where}.category", "unknown category", "probe_type "
@@ -397,8 +430,10 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     (a text starting ``skipped:`` when the record cannot be imported at all)."""
     sample = record.get("sample_id") if isinstance(record, dict) else None
     named = isinstance(sample, (str, int)) and not isinstance(sample, bool) and str(sample).strip()
+    # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
     base = sanitise_id(f"locomo-{sample}" if named else f"locomo-record-{position}", colons=False)
-    sid = _unique(base, used)
+    base = base[:SCENARIO_ID_CHARS]
+    sid = _unique(base, used, SCENARIO_ID_CHARS)
     if not isinstance(record, dict):
         return sid, "skipped: record is not an object"
     if not isinstance(record.get("conversation"), dict):
@@ -420,13 +455,19 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
         OSError: the file cannot be read or the output written.
     """
     path, out_dir = Path(path), Path(out_dir)
-    sha, size = file_sha256(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SourceFormatError(f"{path}: not a JSON file ({exc})") from None
+        raw = read_bounded(path, MAX_IMPORT_SOURCE_BYTES)
+        data = parse_json(raw)
+    except TooLarge as exc:
+        raise SourceFormatError(f"{path}: (file): source {exc}") from None
+    except BadDocument as exc:
+        where = f"line {exc.line}" if exc.line else exc.field or "(document)"
+        raise SourceFormatError(f"{path}: {where}: not a JSON file ({exc.message})") from None
+    sha, size = file_sha256(path)
+    del raw
     if not isinstance(data, list):
-        raise SourceFormatError(f"{path}: expected a JSON list of LoCoMo conversations, got {type(data).__name__}")
+        raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
+                                f"got {type(data).__name__}")
     issues: dict[str, list[ImportIssue]] = {kind: [] for kind in ISSUE_KINDS}
     counts = dict.fromkeys(("scenarios", "sessions", "messages", "probes", "image_turns", "evidence_ids",
                             "abstention_probes", "adversarial_answers_withheld",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import click
 from pydantic import ValidationError
 
+from conformance.contract.limits import MAX_RESULT_BYTES, TooLarge, read_bounded
 from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.errors import DriftError
 
@@ -38,7 +40,9 @@ def _field_path(loc: tuple) -> str:
 def load_result(path: Path) -> ResultDocument:
     """Read and validate a result.json; every failure is a DriftError naming the file."""
     try:
-        raw = path.read_bytes()
+        raw = read_bounded(path, MAX_RESULT_BYTES)
+    except TooLarge as exc:
+        raise DriftError(f"{path}: result file {exc}") from None
     except FileNotFoundError:
         raise DriftError(f"{path}: no such result file") from None
     except IsADirectoryError:
@@ -56,7 +60,7 @@ def load_result(path: Path) -> ResultDocument:
         raise DriftError(f"{path}: not a valid result.json: at {_field_path(first['loc'])}: "
                          f"{first['msg']}{more}") from None
     # Older result versions stay loadable (tests/contract/data/results); a newer one is refused.
-    if not doc.schema_version.isdigit() or int(doc.schema_version) > int(RESULT_SCHEMA_VERSION):
+    if not re.fullmatch(r"[0-9]{1,9}", doc.schema_version) or int(doc.schema_version) > int(RESULT_SCHEMA_VERSION):
         raise DriftError(f"{path}: schema_version {doc.schema_version!r} is newer than the {RESULT_SCHEMA_VERSION!r} "
                          "this drift-conformance reads; upgrade drift-conformance")
     return doc

@@ -26,8 +26,8 @@ from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
-from conformance.runner.records import read_records
-from conformance.runner.run import Progress, RunConfig, RunError, Selection, run_corpus, select_fixtures
+from conformance.runner.records import keep_completed, read_records
+from conformance.runner.run import Progress, RunConfig, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
@@ -75,7 +75,7 @@ def host() -> dict:
             "machine": platform.machine()}
 
 
-def spec_departures(config_host: dict) -> list[str]:
+def spec_departures(config_host: dict, concurrency: int = 1) -> list[str]:
     """Run-wide departures from DRIFT §7, in plain words (the report lists them as deviations)."""
     return [
         "no answer model: the deterministic reader answers, and TTFRT and dialectic speed use its latency where "
@@ -85,8 +85,12 @@ def spec_departures(config_host: dict) -> list[str]:
         f"the reference compressor ({REFERENCE}) is extractive and calls no LLM, where DRIFT §7.7 assumes one LLM "
         "call per session: TC_ref counts its stored tokens only, so a system that spends LLM tokens gets a lower "
         "TES than against DRIFT's LLM compressor",
-        f"latencies were measured one session stream at a time on this host ({config_host.get('cpus')} CPUs, "
-        f"{config_host.get('memory_gib')} GiB), not on DRIFT §7.8's 8-core, 32 GB host with 4 concurrent sessions",
+        (f"latencies were measured one session stream at a time on this host ({config_host.get('cpus')} CPUs, "
+         f"{config_host.get('memory_gib')} GiB), not on DRIFT §7.8's 8-core, 32 GB host with 4 concurrent sessions"
+         if concurrency <= 1 else
+         f"latencies were measured under {concurrency} concurrent scenario streams against one instance of each "
+         f"adapter on this host ({config_host.get('cpus')} CPUs, {config_host.get('memory_gib')} GiB); DRIFT §7.8 "
+         "names an 8-core, 32 GB host with 4"),
         "MVOT's storage term is capped at 1 and scales gains only; TES is clipped to [0, 1] inside DRIFT-E "
         "(README, Metrics)",
     ]
@@ -108,7 +112,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
-            isolation: str | None = None, sealed_holdout: dict | None = None) -> ResultDocument:
+            isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
+            resume: bool = False) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -118,13 +123,22 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     controls included (``conformance.runner.systems.plan_adapter``).
     ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
     holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
+    ``concurrency``: scenarios streamed at once against the same adapter instances.
+    ``resume``: continue run ``run_id`` from its records (scenarios with a
+    ``scenario_done`` record are kept, the rest rerun); the settings must be the same.
+
+    A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
+    its faults are recorded, its unanswered probes count as failed (same denominators for
+    every system), and the result is marked incomplete (``complete`` false, ``errors``).
 
     Raises:
         CorpusError: the corpus does not validate.
-        JobError: filters match nothing, or an adapter cannot start.
-        RunError: a backend call failed mid-run (records are kept).
+        JobError: filters match nothing, an adapter cannot start, the run was
+            interrupted (records kept; resume it), or a resume does not match its run.
     """
     started_at = _now()
+    if resume and not run_id:
+        raise JobError("--resume needs the id of the run to continue")
     run_id = run_id or new_run_id()
     for folder, what in ((fixtures_dir, "fixture"), (gold_dir, "gold")):
         if not Path(folder).is_dir():
@@ -142,6 +156,15 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     if repeats < 1:
         raise JobError(f"--repeat must be at least 1, got {repeats}")
     specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
+    records_path = Path(records_dir) / run_id / "records.jsonl"
+    binding = {"adapters": specs, "selection": selection.describe(), "selection_hash": selection_hash(fixtures, gold_dir),
+               "k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
+               "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
+    done: frozenset = frozenset()
+    header: dict | None = {"kind": "run", "run_id": run_id, "binding": binding}
+    if resume:
+        done, header = _resumable(records_path, binding), None
+        log(f"resuming run {run_id}: {len(done)} scenario passes already recorded")
     systems: list = []
     try:
         for spec in specs:
@@ -155,20 +178,19 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             raise JobError(f"two adapters share a name: {labels}; run them separately")
         if baseline_system is not None and baseline_system not in labels:
             raise JobError(f"--baseline-system {baseline_system}: not a system of this run ({', '.join(labels)})")
-        records_path = Path(records_dir) / run_id / "records.jsonl"
         log(f"records: {records_path}")
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
-                                 progress=progress, repeats=repeats)
-        except RunError as exc:
-            raise RunError(f"{exc}\nrecords so far are kept in {records_path}") from exc
+                                 progress=progress, repeats=repeats, concurrency=concurrency, done=done,
+                                 header=header)
         except KeyboardInterrupt:
-            raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}") from None
+            raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
+                           f"with --resume {run_id} (and the same options)") from None
     finally:
         for system in systems:
             system.close()
 
-    records = read_records(records_path)
+    records = [r for r in read_records(records_path) if r.get("kind") in ("store", "probe", "state")]
     by_system: dict[str, list[dict]] = defaultdict(list)
     second: dict[str, list[dict]] = defaultdict(list)
     for record in records:
@@ -207,7 +229,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         notes = []
         failures = infra_failures(recs)
         if failures:
-            notes.append(f"{failures} calls failed (infrastructure), excluded from the metrics")
+            notes.append(f"{failures} probes unanswered after a fault (crash, missed deadline or garbage reply): "
+                         "counted as failed, so every system keeps the same denominators")
         if not system.provenance:
             notes.append("no provenance: recall is n/a, never guessed")
         if suite.measurement.get("selectivity", "").startswith("marker"):
@@ -232,21 +255,43 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
                 "answer_model": None, "gate": "hard", "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout},
         git_commit=git_commit(), versions=versions(fixtures_dir),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
         started_at=started_at, finished_at=_now(),
-        notes=([FREE_FORM_NOTE] if free_form else []) + spec_departures(host())
+        notes=([FREE_FORM_NOTE] if free_form else []) + spec_departures(host(), concurrency)
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else [])
         + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
             f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
             "repository and were deleted after the run"] if sealed_holdout else []))
-    doc = ResultDocument(receipt=receipt, systems=results)
+    faults = _recorded_faults(records_path)
+    doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
+
+
+def _resumable(records_path: Path, binding: dict) -> frozenset:
+    """The finished (scenario, repeat) pairs of a run to resume; its records are cut back to them."""
+    if not records_path.exists():
+        raise JobError(f"--resume: no records at {records_path} (check --records-dir and the run id)")
+    header, done = keep_completed(records_path)
+    if header is None:
+        raise JobError(f"--resume: {records_path} has no run header (written before --resume existed); rerun it")
+    theirs = header.get("binding", {})
+    differing = sorted(k for k in set(binding) | set(theirs) if binding.get(k) != theirs.get(k))
+    if differing:
+        shown = "; ".join(f"{k}: recorded {theirs.get(k)!r}, now {binding.get(k)!r}" for k in differing)
+        raise JobError(f"--resume: the options differ from the interrupted run's ({shown}); resume with the same "
+                       "options and corpus")
+    return frozenset(done)
+
+
+def _recorded_faults(records_path: Path) -> list[str]:
+    """Every fault of the run, resumed parts included, in record order."""
+    return [r["error"] for r in read_records(records_path) if r.get("kind") == "fault"]
 
 
 def violation_notes(records: list[dict]) -> list[str]:

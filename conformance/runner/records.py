@@ -1,9 +1,14 @@
-"""Run records: append-only JSONL, one line per Store and per probe."""
+"""Run records: append-only JSONL, one line per Store, probe, checkpoint state and fault.
+
+Every line is written whole and flushed at once; each scenario ends with an fsync, so a
+kill leaves at most one torn last line, which readers skip and ``--resume`` cuts off.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 
@@ -17,14 +22,18 @@ class RecordWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(self.path, "a", encoding="utf-8")
+        self._lock = threading.Lock()  # scenarios stream concurrently with --concurrency
 
     def write(self, record: dict) -> None:
-        self._handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
-        self._handle.flush()
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
 
     def sync(self) -> None:
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        with self._lock:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
 
     def close(self) -> None:
         if not self._handle.closed:
@@ -41,3 +50,26 @@ def read_records(path: Path) -> list[dict]:
                 break
             out.append(json.loads(raw))
     return out
+
+
+def keep_completed(path: Path) -> tuple[dict | None, set[tuple[str, int]]]:
+    """Cut a run's records back to its finished scenarios, for ``--resume``.
+
+    Returns (the ``run`` header record or None, the set of (scenario id, repeat) that have
+    a ``scenario_done`` record). Rewrites ``path`` atomically (temporary file, fsync,
+    rename) with the header and the records of finished scenarios only, so the records
+    of a scenario the kill interrupted, and a torn last line, are dropped and rerun.
+    """
+    records = read_records(path)
+    header = next((r for r in records if r.get("kind") == "run"), None)
+    done = {(r["scenario_id"], r.get("repeat", 1)) for r in records if r.get("kind") == "scenario_done"}
+    kept = [r for r in records if r.get("kind") == "run"
+            or (r.get("scenario_id"), r.get("repeat", 1)) in done]
+    tmp = Path(path).with_name(Path(path).name + ".resume-tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for record in kept:
+            handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    return header, done

@@ -13,9 +13,11 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import math
+import threading
 import time
 from datetime import datetime
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,34 +115,122 @@ class _ScenarioState:
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
 
 
+class SystemFault(Exception):
+    """One system failed one call: a crash, a missed deadline, or garbage in its reply."""
+
+    def __init__(self, label: str, where: str, call: str, category: str, message: str):
+        self.label, self.where, self.call, self.category, self.detail = label, where, call, category, message
+        super().__init__(f"{label}: {where}: {call} failed: {message}")
+
+
+#: A hit's text beyond this many characters is garbage: the whole context budget is
+#: 1,200 tokens, so no honest memory returns a megabyte for one hit.
+MAX_HIT_CHARS = 256 * 1024
+
+
+@dataclass
+class FaultLog:
+    """Faults of a run, shared by every scenario (and thread) of it.
+
+    ``dead``: systems whose process exited; they are not called again in this run.
+    ``messages``: one line per fault, in the order they happened (the result's errors).
+    """
+
+    dead: dict[str, str] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, fault: "SystemFault", died: str | None) -> None:
+        with self.lock:
+            self.messages.append(str(fault))
+            if died:
+                self.dead.setdefault(fault.label, died)
+
+
+class _Scenario:
+    """One scenario's stream: which systems still answer, and how faults are recorded.
+
+    A system that faults is not called again in this scenario (its remaining probes get
+    error records, so every system keeps the same denominators); other systems and other
+    scenarios go on. A system whose process died is not called again in the run.
+    """
+
+    def __init__(self, systems: list, writer: RecordWriter, faults: FaultLog, repeat: int):
+        self.systems, self.writer, self.faults, self.repeat = systems, writer, faults, repeat
+        self.scenario = ""
+        self.failed: dict[str, str] = {}
+
+    def live(self) -> list:
+        return [s for s in self.systems if s.label not in self.failed]
+
+    def mark(self, system, where: str, call: str, exc: Exception, category: str | None = None) -> None:
+        if category is None:
+            category = "contract" if isinstance(exc, SystemFault) else "infrastructure"
+        died = system.died()
+        for _ in range(20 if category == "infrastructure" and not died else 0):
+            # A crash shows first as a broken connection; give the process a moment to be reaped.
+            time.sleep(0.05)
+            died = system.died()
+            if died:
+                break
+        detail = exc.detail if isinstance(exc, SystemFault) else str(exc)
+        fault = SystemFault(system.label, where, call, category, detail + (f"\n{died}" if died else ""))
+        self.failed[system.label] = str(fault)
+        self.faults.add(fault, died)
+        self.writer.write({"kind": "fault", "system": system.label, "scenario_id": self.scenario,
+                           "repeat": self.repeat, "where": where, "call": call, "category": category,
+                           "error": str(fault)})
+
+    def call(self, system, where: str, call: str, fn):
+        """``fn()``, or None after recording a fault (the system is then skipped here)."""
+        try:
+            return fn()
+        except SystemFault as exc:
+            self.mark(system, where, call, exc, "contract")
+        except Exception as exc:  # noqa: BLE001 - any failure of one system is that system's fault
+            self.mark(system, where, call, exc)
+        return None
+
+
 def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunConfig, namespace_prefix: str,
-                 progress: Progress = Progress(), repeat: int = 1) -> str:
+                 progress: Progress = Progress(), repeat: int = 1, faults: FaultLog | None = None) -> str:
     """Stream one fixture through every system; returns its scenario id.
 
     Records written: one ``store`` per (system, session), one ``probe`` per (system,
     probe), and one ``state`` per (system, checkpoint): which sessions the memory holds
     (Snapshot provenance, else marker probing, DRIFT §7.2) and its size in tokens
-    (Snapshot text, DRIFT §7.7). ``repeat`` (1-based) is written into every record.
+    (Snapshot text, DRIFT §7.7); a ``fault`` record per failed call, and a closing
+    ``scenario_done`` record once everything of the scenario is on disk (``--resume``
+    skips scenarios that have one). ``repeat`` (1-based) is written into every record.
 
-    Raises:
-        RunError: a backend call failed (the record file keeps everything before it).
+    A failing system (crash, missed deadline, garbage reply) gets a ``fault`` record
+    naming scenario, session or probe and the call, and error records for the probes
+    it is not asked; the others go on. ``faults`` collects them for the whole run.
     """
-    namespace = scenario = ""
+    faults = faults if faults is not None else FaultLog()
+    run = _Scenario(systems, writer, faults, repeat)
+    namespace = ""
     state = _ScenarioState()
     for line in iter_fixture(path):
         if isinstance(line, HeaderLine):
-            scenario = line.scenario_id
+            run.scenario = scenario = line.scenario_id
             namespace = f"{namespace_prefix}/{scenario}"
             state.markers = dict(getattr(line, "markers", None) or {})
             progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
             for system in systems:
-                _guard(system, f"scenario {scenario}: Reset", lambda s=system: s.reset(namespace))
+                if system.label in faults.dead:
+                    run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: its process exited "
+                                                f"earlier in the run ({faults.dead[system.label].splitlines()[0]})")
+                    continue
+                run.call(system, f"scenario {scenario}", "Reset", lambda s=system: s.reset(namespace))
         elif isinstance(line, SessionLine):
-            for system in systems:
-                outcome = _guard(system, f"scenario {scenario}, session {line.session_id}: Store",
-                                 lambda s=system: s.store(namespace, line))
+            where = f"scenario {run.scenario}, session {line.session_id}"
+            for system in run.live():
+                outcome = run.call(system, where, "Store", lambda s=system: s.store(namespace, line))
+                if outcome is None:
+                    continue
                 state.last_write_ms[system.label] = outcome.latency_ms
-                writer.write({"kind": "store", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                writer.write({"kind": "store", "system": system.label, "scenario_id": run.scenario, "repeat": repeat,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
                               "usage": outcome.usage, "items_stored": outcome.items_stored,
                               "violations": [] if outcome.items_stored >= 0 else
@@ -154,9 +244,12 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             del line
             progress.session_done()
         elif isinstance(line, CheckpointLine):
-            _checkpoint(line, systems, writer, config, namespace, scenario, state, repeat)
+            _checkpoint(line, run, config, namespace, state)
             writer.sync()
-    return scenario
+    writer.write({"kind": "scenario_done", "scenario_id": run.scenario, "repeat": repeat,
+                  "failed_systems": sorted(run.failed)})
+    writer.sync()
+    return run.scenario
 
 
 def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConfig,
@@ -164,7 +257,7 @@ def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConf
     """Sessions the memory holds and its size, by Snapshot provenance when it has one."""
     if not getattr(system, "supports_snapshot", False):
         return {"method": None, "storage_tokens": None, "items": None, "stored_sessions": None}
-    items = _guard(system, f"{where}: Snapshot", lambda: system.snapshot(namespace))
+    items = system.snapshot(namespace)
     tokens = 0
     stored: set[str] = set()
     for item in items:
@@ -193,8 +286,7 @@ def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConf
             continue
         probe = Probe(probe_id=f"marker-{session_id}", asked_by=state.asker_of.get(session_id, "harness"),
                       query=marker, asked_at=state.last_time)
-        outcome = _guard(system, f"{where}: Retrieve (marker probe of session {session_id})",
-                         lambda: system.retrieve(namespace, probe, config.k))
+        outcome = system.retrieve(namespace, probe, config.k)
         if any(marker in hit.text for hit in outcome.hits[: config.k]):
             stored.append(session_id)
     return sorted(stored)
@@ -232,22 +324,68 @@ def _hit_record(h) -> dict:
             "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
 
 
-def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, config: RunConfig, namespace: str,
-                scenario: str, state: _ScenarioState, repeat: int = 1) -> None:
-    where = f"scenario {scenario}, checkpoint {line.checkpoint_id}"
-    for system in systems:
-        _guard(system, f"{where}: Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
-    memory = {system.label: _memory_state(system, namespace, state, config, where) for system in systems}
+def check_reply(outcome, state: _ScenarioState) -> None:
+    """Raise SystemFault("garbage ...") when a Retrieve reply cannot be scored honestly.
+
+    Garbage: a hit whose provenance names no message or session streamed so far in this
+    scenario (a memory cannot cite what it was never given), or a hit text over
+    :data:`MAX_HIT_CHARS`. Lesser breaches (too many hits, odd scores) are repaired and
+    reported as violations instead (:func:`contract_violations`).
+    """
+    streamed = set(state.streamed)
+    for hit in outcome.hits:
+        unknown = [sid for sid in hit.source_ids if sid not in state.session_of and sid not in streamed]
+        if unknown:
+            raise SystemFault("", "", "Retrieve", "contract",
+                              f"garbage: provenance ids {unknown[:3]} name no message or session stored so far")
+        if len(hit.text) > MAX_HIT_CHARS:
+            raise SystemFault("", "", "Retrieve", "contract",
+                              f"garbage: a hit of {len(hit.text):,} characters (limit {MAX_HIT_CHARS:,})")
+
+
+def _failed_probe(system, run: _Scenario, line: CheckpointLine, probe: Probe) -> dict:
+    """The record of a probe a failed system was not asked (or whose call failed)."""
+    return {"kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
+            "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
+            "query": probe.query, "answer": None, "closed": bool(probe.options or probe.choices),
+            "provenance": system.provenance, "hits": [], "hits_returned": 0, "context_tokens": 0,
+            "read_latency_ms": None, "reader_latency_ms": None, "last_write_latency_ms": None,
+            "usage": None, "violations": [], "error": run.failed[system.label]}
+
+
+def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespace: str,
+                state: _ScenarioState) -> None:
+    where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
+    writer = run.writer
+    for system in run.live():
+        run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+    memory = {}
+    for system in run.live():
+        held = run.call(system, where, "Snapshot",
+                        lambda s=system: _memory_state(s, namespace, state, config, where))
+        if held is not None:
+            memory[system.label] = held
     for probe in line.probes:
-        for system in systems:
-            outcome = _guard(system, f"scenario {scenario}, probe {probe.probe_id}: Retrieve",
-                             lambda s=system: s.retrieve(namespace, probe, config.k))
+        for system in run.systems:
+            if system.label in run.failed:
+                writer.write(_failed_probe(system, run, line, probe))
+                continue
+
+            def ask(s=system):
+                outcome = s.retrieve(namespace, probe, config.k)
+                check_reply(outcome, state)
+                return outcome
+
+            outcome = run.call(system, f"scenario {run.scenario}, probe {probe.probe_id}", "Retrieve", ask)
+            if outcome is None:
+                writer.write(_failed_probe(system, run, line, probe))
+                continue
             started = time.perf_counter()
             context = build_context(outcome.hits[: config.k], config.budget_tokens, config.encoding)
             answer = answer_probe(probe, context)
             reader_ms = (time.perf_counter() - started) * 1000.0
             writer.write({
-                "kind": "probe", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
                 "hits": [_hit_record(h) for h in context], "hits_returned": len(outcome.hits),
@@ -256,52 +394,65 @@ def _checkpoint(line: CheckpointLine, systems: list, writer: RecordWriter, confi
                 "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
                 "usage": outcome.usage, "violations": contract_violations(outcome, config.k), "error": None,
             })
-    for system in systems:
-        held = memory[system.label]
-        if held["method"] is None and state.markers:
-            held = {**held, "method": "marker_probe",
-                    "stored_sessions": _marker_probe(system, namespace, state, config, where)}
-        writer.write({"kind": "state", "system": system.label, "scenario_id": scenario, "repeat": repeat,
-                      "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
-                      "after_session": line.after_session, "sessions_streamed": len(state.streamed), **held,
-                      "error": None})
+    for system in run.systems:
+        base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
+                "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
+                "after_session": line.after_session, "sessions_streamed": len(state.streamed)}
+        held = memory.get(system.label)
+        if held is not None and held["method"] is None and state.markers and system.label not in run.failed:
+            stored = run.call(system, where, "Retrieve (marker probes)",
+                              lambda s=system: _marker_probe(s, namespace, state, config, where))
+            held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
+        if held is None or system.label in run.failed:
+            writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
+                          "error": run.failed.get(system.label, "no memory state")})
+            continue
+        writer.write({**base, **held, "error": None})
 
 
 def _rounded(ms: float | None) -> float | None:
     return None if ms is None else round(ms, 3)
 
 
-def _guard(system, what: str, call):
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - re-raised with where it happened
-        died = system.died()
-        detail = f"{exc}" + (f"\n{died}" if died else "")
-        raise RunError(f"{system.label}: {what} failed: {detail}") from exc
-
-
 @dataclass
 class RunSummary:
     scenarios: list[str] = field(default_factory=list)
     records_path: Path | None = None
+    faults: FaultLog = field(default_factory=FaultLog)
 
 
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
-               progress: Progress = Progress(), repeats: int = 1) -> RunSummary:
-    """Run every fixture in order, ``repeats`` times; records go to ``records_path`` (appended).
+               progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
+               done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None) -> RunSummary:
+    """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
     Each repeat streams the whole corpus again into fresh namespaces
     (``<prefix>/r<repeat>/<scenario>``) so a second pass measures the noise floor.
+    ``concurrency`` scenarios stream at once against the same systems (separate
+    namespaces; DRIFT §7.8's load). ``done``: (scenario id, repeat) pairs already on
+    disk (``--resume``), skipped. ``header``: a ``run`` record written first.
+    A failing system does not stop the run: faults are in ``summary.faults``.
     """
     writer = RecordWriter(records_path)
-    summary = RunSummary(records_path=records_path)
+    summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
+    todo = [(repeat, path) for repeat in range(1, repeats + 1) for path in fixtures if (path.stem, repeat) not in done]
+
+    def one(unit: tuple[int, Path]) -> None:
+        repeat, path = unit
+        prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
+        run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults)
+
     try:
-        for repeat in range(1, repeats + 1):
-            prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
-            for path in fixtures:
-                scenario = run_scenario(path, systems, writer, config, prefix, progress, repeat)
-                if repeat == 1:
-                    summary.scenarios.append(scenario)
+        if header is not None:
+            writer.write(header)
+            writer.sync()
+        if concurrency <= 1:
+            for unit in todo:
+                one(unit)
+        else:
+            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="scenario") as pool:
+                for future in [pool.submit(one, unit) for unit in todo]:
+                    future.result()
     finally:
         writer.close()
     return summary

@@ -205,14 +205,19 @@ class AdapterPlan:
 
 
 def _folder(spec: str) -> Path | None:
-    path = Path(spec).expanduser()
-    if ("/" in spec or spec.startswith(".")) and path.is_dir():
-        return path.resolve()
-    builtin = adapters_dir() / spec
-    if (builtin / "adapter.yaml").exists():
-        return builtin
-    if path.is_dir():
-        return path.resolve()
+    try:
+        path = Path(spec).expanduser()
+        if ("/" in spec or spec.startswith(".")) and path.is_dir():
+            return path.resolve()
+        # A built-in is a plain name: "../x" or "a/b" never reaches outside adapters/.
+        builtin = adapters_dir() / spec
+        if "/" not in spec and ".." not in spec and (builtin / "adapter.yaml").exists():
+            return builtin
+        if path.is_dir():
+            return path.resolve()
+    except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL byte
+        raise AdapterSpecError(f"--adapter {spec[:80]!r}{'...' if len(spec) > 80 else ''}: not a usable adapter "
+                               f"name or folder ({exc.__class__.__name__})") from None
     return None
 
 

@@ -57,6 +57,8 @@ class ProbeRow:
     leaked: bool | None = None
     """Canary probes only (DRIFT §7.5): True when the answer names the owner's private
     value (or, where gold does not say the value, any answer but the declining one)."""
+    infra_failed: bool = False
+    """The probe went unanswered because of a fault (labelled apart from a wrong answer)."""
 
 
 def _strip_punctuation(token: str) -> str:
@@ -186,6 +188,20 @@ def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
     )
 
 
+def _failed_row(system: str, record: Mapping[str, Any], probe: GoldProbe, scenario_id: str) -> ProbeRow:
+    """A probe lost to a fault: failed, not dropped (see :func:`build_probe_rows`)."""
+    closed = record.get("closed", True)
+    measurable = bool(probe.evidence) and bool(record.get("provenance"))
+    revision = probe.probe_type == "revision"
+    return ProbeRow(
+        system=system, scenario_id=scenario_id, probe_id=probe.probe_id, probe_type=probe.probe_type,
+        abstention=probe.abstention, correct=False if closed else None,
+        recall_at_k=0.0 if measurable else None, recall_all_in_budget=False if measurable else None,
+        is_revision=revision, update_correct=(False if closed else None) if revision else None,
+        deprecated=None, read_latency_ms=None, checkpoint_id=probe.checkpoint_id,
+        horizon=probe.horizon or record.get("horizon"), leaked=None, infra_failed=True)
+
+
 def build_probe_rows(records: Iterable[Mapping[str, Any]],
                      gold_by_scenario: Mapping[str, GoldFile],
                      session_of: Mapping[str, Mapping[str, str]]) -> list[ProbeRow]:
@@ -213,9 +229,11 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
       stale fact ranked outside the budget does not count against the system. None when
       the gold lists no stale answer.
 
-    Records with a non-null ``error`` are infrastructure failures: they give no row,
-    and the probe they stand for is not required to have another record (count them
-    with :func:`conformance.scoring.metrics.infra_failures`).
+    Records with a non-null ``error`` are faults (a crash, a missed deadline, a garbage
+    reply, or a probe not asked after one): their row counts as failed, never dropped,
+    so every system keeps the same denominators: ``correct`` False for closed-answer
+    probes (None for free-form ones), recall 0 where the system declares provenance,
+    ``infra_failed`` True. A successful record for the same probe wins over a failed one.
 
     Returns rows sorted by system, then scenario id, then gold probe order.
 
@@ -225,7 +243,7 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
     evidence id is missing from ``session_of``.
     """
     ok: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-    failed: set[tuple[str, str, str]] = set()
+    failed: dict[tuple[str, str, str], Mapping[str, Any]] = {}
     systems: set[str] = set()
     for record in records:
         if record.get("kind") != "probe":
@@ -234,7 +252,7 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
         systems.add(system)
         key = (system, scenario_id, probe_id)
         if record.get("error") is not None:
-            failed.add(key)
+            failed[key] = record
             continue
         if key in ok:
             raise ValueError(f"system {system!r}, scenario {scenario_id!r}, probe {probe_id!r}: "
@@ -257,7 +275,9 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
                 key = (system, scenario_id, probe.probe_id)
                 if key in ok:
                     rows.append(_row(system, ok[key], probe, sessions, scenario_id, gold))
-                elif key not in failed:
+                elif key in failed:
+                    rows.append(_failed_row(system, failed[key], probe, scenario_id))
+                else:
                     raise ValueError(f"system {system!r}, scenario {scenario_id!r}, "
                                      f"probe {probe.probe_id!r}: no probe record for a gold probe")
     return rows

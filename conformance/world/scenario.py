@@ -26,10 +26,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from conformance.contract.fixture import Id, Paradigm
+from conformance.contract.limits import load_yaml
 from conformance.errors import DriftError
 from conformance.world.entities import REGISTRY
 
@@ -299,14 +299,7 @@ def load_scenario(path: Path | str) -> ScenarioSpec:
             field path (e.g. ``entities[1].type``) and what was expected.
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(path, "(file)", f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "(document)"
-        raise ScenarioError(path, where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data = load_yaml(path, ScenarioError)
     spec = parse_scenario(data, path)
     if spec.id != path.stem:
         raise ScenarioError(path, "id", f"expected the file name's stem {path.stem!r}, got {spec.id!r}")

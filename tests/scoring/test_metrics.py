@@ -215,12 +215,15 @@ def test_missing_record_names_system_scenario_and_probe():
         build_probe_rows([_record("sa", "p1")], gold, SESSIONS)
 
 
-def test_errored_record_gives_no_row_and_no_error():
+def test_errored_record_counts_as_failed_not_dropped():
     gold = {"sa": _gold("sa", _probe("p1"), _probe("p2"))}
     records = [_record("sa", "p1"), _record("sa", "p2", error="deadline exceeded"),
                _store("sa", 3.0)]
     rows = build_probe_rows(records, gold, SESSIONS)
-    assert [r.probe_id for r in rows] == ["p1"]
+    assert [r.probe_id for r in rows] == ["p1", "p2"]  # the denominator keeps the failed probe
+    failed = rows[1]
+    assert failed.infra_failed and failed.correct is False and failed.read_latency_ms is None
+    assert not rows[0].infra_failed
     assert infra_failures(records) == 1
 
 
