@@ -27,7 +27,9 @@ class Failure(click.ClickException):
     exit_code = EXIT_ERROR
 
     def show(self, file=None) -> None:
-        _err.print(f"[bold red]error:[/bold red] {self.message}", highlight=False, soft_wrap=True)
+        from conformance.secrets import redact
+
+        _err.print(f"[bold red]error:[/bold red] {redact(self.message)}", highlight=False, soft_wrap=True)
 
 
 def _terminate(signum, frame):
@@ -137,7 +139,9 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     n_boot, out_path = bootstrap, out
     config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
     show = not quiet
-    log = (lambda msg: _err.print(f"[dim]{msg}[/dim]", highlight=False)) if show else (lambda msg: None)
+    from conformance.secrets import redact
+
+    log = (lambda msg: _err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
 
     with contextlib.ExitStack() as stack:
         sealed = None
@@ -204,7 +208,9 @@ def _publish(doc, out_path: Path | None, as_json: bool) -> None:
     """Write result.json and print it (``--json``) or the table."""
     from conformance.report.table import render
 
-    text = doc.model_dump_json(indent=2)
+    from conformance.secrets import redact
+
+    text = redact(doc.model_dump_json(indent=2))  # Describe, notes and errors can quote an adapter
     if out_path:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(text + "\n", encoding="utf-8")
@@ -214,7 +220,7 @@ def _publish(doc, out_path: Path | None, as_json: bool) -> None:
         console = Console()
         if not console.is_terminal:
             console = Console(width=160)  # logs and CI: wide enough for every column
-        render(doc, console)
+        render(type(doc).model_validate_json(text), console)  # the redacted document
         if out_path:
             _err.print(f"wrote {out_path}")
 

@@ -11,6 +11,8 @@ import os
 import threading
 from pathlib import Path
 
+from conformance.secrets import redact
+
 
 class RecordWriter:
     """Append records to ``path``; each line is flushed at once, fsynced on :meth:`sync`.
@@ -25,7 +27,8 @@ class RecordWriter:
         self._lock = threading.Lock()  # scenarios stream concurrently with --concurrency
 
     def write(self, record: dict) -> None:
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        # An adapter can echo a key it was given; records never hold one (conformance.secrets).
+        line = redact(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False)) + "\n"
         with self._lock:
             self._handle.write(line)
             self._handle.flush()

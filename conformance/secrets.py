@@ -1,0 +1,52 @@
+"""Keep secrets out of everything a run writes: records, result.json, logs, reports.
+
+An adapter may be handed an API key (its ``adapter.yaml`` names the variable) and can echo
+it back in a hit, in Describe, or in its stderr, which a fault message quotes. Every text
+the runner writes passes through :func:`redact`, which replaces the value of every secret
+environment variable (names matching :data:`SECRET_NAME`, values of at least
+:data:`MIN_SECRET_CHARS` characters) with ``[redacted NAME]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+#: Environment variable names whose values are secrets.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|HOLDOUT_SEED", re.IGNORECASE)
+#: Shorter values are not redacted: replacing "1" or "true" everywhere would garble records.
+MIN_SECRET_CHARS = 8
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``(value, name)`` of every secret in ``environ``, longest value first (so a value that
+    contains another is replaced whole)."""
+    found = {value: name for name, value in environ.items()
+             if SECRET_NAME.search(name) and len(value or "") >= MIN_SECRET_CHARS}
+    return tuple(sorted(found.items(), key=lambda item: -len(item[0])))
+
+
+@lru_cache(maxsize=4)
+def _pattern(values: tuple[tuple[str, str], ...]) -> tuple[re.Pattern | None, dict[str, str]]:
+    if not values:
+        return None, {}
+    names: dict[str, str] = {}
+    alternatives = []
+    for value, name in values:
+        # The JSON-escaped form too: a record is redacted after serialisation.
+        for form in dict.fromkeys((value, json.dumps(value)[1:-1])):
+            names[form] = name
+            alternatives.append(re.escape(form))
+    return re.compile("|".join(alternatives)), names
+
+
+def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with every secret value of ``environ`` (default: this process's environment)
+    replaced by ``[redacted NAME]``."""
+    pattern, names = _pattern(secret_values(os.environ if environ is None else environ))
+    if pattern is None or not text:
+        return text
+    return pattern.sub(lambda m: f"[redacted {names[m.group(0)]}]", text)
