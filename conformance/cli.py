@@ -32,6 +32,22 @@ class Failure(click.ClickException):
         _err.print(f"[bold red]error:[/bold red] {redact(self.message)}", highlight=False, soft_wrap=True)
 
 
+class _GateType(click.ParamType):
+    """``--gate``: hard, soft:K or summary:N, parsed into a BudgetGate (DRIFT §5.2)."""
+
+    name = "GATE"
+
+    def convert(self, value, param, ctx):
+        from conformance.runner.budget_gate import BudgetGate, GateSpecError
+
+        if isinstance(value, BudgetGate):
+            return value
+        try:
+            return BudgetGate.parse(str(value))
+        except GateSpecError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def _terminate(signum, frame):
     # SIGTERM unwinds like Ctrl-C, so every adapter process is stopped in `finally`.
     raise KeyboardInterrupt(f"signal {signum}")
@@ -81,6 +97,10 @@ def _errors_exit_2(fn):
               help="Context budget in tokens.")
 @click.option("--encoding", default="o200k_base", show_default=True,
               type=click.Choice(["o200k_base", "cl100k_base"]), help="tiktoken encoding for the budget.")
+@click.option("--gate", "gate", default="hard", show_default=True, type=_GateType(), metavar="hard|soft:K|summary:N",
+              help="Budget gate variant (DRIFT §5.2): hard drops each transcript after Store; soft:K also keeps the "
+                   "last K transcripts for the reader, after the retrieved hits and inside the budget; summary:N "
+                   "stores an extractive summary of at most N tokens per scope instead of the transcript.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Bootstrap seed.")
 @click.option("--bootstrap", "bootstrap", default=2000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples.")
@@ -113,7 +133,7 @@ def _errors_exit_2(fn):
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
+         encoding, gate, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
          compare_with, update_baseline, sealed_holdout):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
@@ -164,7 +184,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
             raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
                                  log, repeat, baseline_system, isolation, show, sealed,
-                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume))
+                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate))
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")

@@ -45,11 +45,13 @@ Forget(source ids) rewrites each summary without the sentences those ids contrib
 sentence is dropped. It returns the number of summaries rewritten or dropped.
 
 Message scope is not honoured (``capabilities.scopes`` is false), as in the keyword adapter.
+
+Steps 1-3 live in :mod:`drift_sdk.summary`, which the runner's summary gate
+(``--gate summary:N``, DRIFT §5.2) uses too.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import bm25s
@@ -58,195 +60,26 @@ import Stemmer
 import tiktoken
 
 from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, Usage, serve
-from drift_sdk.tokens import count_tokens, encoding
-
-SUMMARY_CAP_TOKENS = 512
-ENCODING = "o200k_base"
-#: A sentence without a specific signal needs this many content words to be kept.
-MIN_CONTENT_WORDS = 3
-#: Longest sentence kept whole, in words; longer ones are cut into pieces of PIECE_WORDS.
-LONG_SENTENCE_WORDS = 80
-PIECE_WORDS = 60
-SALIENCE = ("density + 0.5 [number] + 0.5 [capitalised name, identifier or quoted phrase] + 0.5 [first person] "
-            "+ 0.25 min(content words, 8) / 8; ties: earlier sentence first")
-FILLER_RULE = (f"dropped unless >= {MIN_CONTENT_WORDS} content words, or 1 content word plus a number, name, "
-               "identifier, quoted phrase or first-person statement; content words exclude English function words and "
-               "acknowledgement markers; repeated sentences (same author) kept once")
+from drift_sdk.summary import (  # noqa: F401 - analyse and the constants are this adapter's public surface too
+    ENCODING,
+    FILLER_RULE,
+    LONG_SENTENCE_WORDS,
+    MIN_CONTENT_WORDS,
+    PIECE_WORDS,
+    SALIENCE,
+    SUMMARY_CAP_TOKENS,
+    Analysis,
+    Sentence,
+    analyse,
+    compress,
+    date_prefix,
+    informative_sentences,
+    render,
+    split_sentences,
+)
+from drift_sdk.tokens import encoding
 
 _STEMMER = Stemmer.Stemmer("english")
-
-# English function words (closed-class words: articles, pronouns, auxiliaries,
-# prepositions, conjunctions, common adverbs of degree and time).
-_FUNCTION_WORDS = frozenset("""
-a about above after again against all almost also although always am among an and another any anybody
-anyone anything anyway are around as at be because been before being below between both but by can
-could did do does doing done down during each either else enough etc even ever every everyone
-everything few for from further get gets getting got had has have having he her here hers herself him
-himself his how however i if in into is it its itself just least less like lot lots many may maybe me
-might mine more most much must my myself neither never no nobody none nor not nothing now of off often
-on once one only onto or other others otherwise our ours ourselves out over own per perhaps quite
-rather really same shall she should since so some somebody someone something sometimes somewhat soon
-still such than that the their theirs them themselves then there these they this those though through
-thus to too toward towards under until up upon us very via was we were what whatever when whenever
-where whether which while who whoever whom whose why will with within without would yet you your
-yours yourself yourselves
-""".split())
-
-# Acknowledgement and discourse markers: words that carry no fact in conversation.
-_DISCOURSE_WORDS = frozenset("""
-ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect fine yes yeah yep yup nope
-hmm hm huh haha hah lol oh ah uh um well right alright gotcha noted acknowledged agreed absolutely
-definitely exactly indeed please sorry hi hello hey bye goodbye welcome let know go goes going
-""".split())
-
-_FIRST_PERSON = frozenset("i i'm i've i'll i'd my mine myself we we're we've we'll we'd our ours".split())
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
-_WORD = re.compile(r"[^\W_]+(?:['’.\-/_@][^\W_]+)*")
-_IDENTIFIER = re.compile(r"[\d./_@]|[a-z][A-Z]|-[A-Z]")
-_QUOTED = re.compile(r'"[^"]+"|“[^”]+”')
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One kept sentence of a session: where it came from and its rank weight."""
-
-    position: int
-    """Order in the session (message order, then sentence order)."""
-    message_index: int
-    message_id: str
-    author: str
-    text: str
-    salience: float
-
-
-@dataclass(frozen=True)
-class Analysis:
-    words: int
-    content: int
-    number: bool
-    name: bool
-    quote: bool
-    first_person: bool
-
-    @property
-    def informative(self) -> bool:
-        specific = self.number or self.name or self.quote or self.first_person
-        return self.content >= MIN_CONTENT_WORDS or (self.content >= 1 and specific)
-
-    @property
-    def salience(self) -> float:
-        density = self.content / self.words if self.words else 0.0
-        return (density + 0.5 * self.number + 0.5 * (self.name or self.quote) + 0.5 * self.first_person
-                + 0.25 * min(self.content, 8) / 8)
-
-
-def _base(word: str) -> str:
-    # "don't" -> "don", "it's" -> "it": a contraction is a function word when its base is.
-    return word.split("'", 1)[0]
-
-
-def analyse(sentence: str) -> Analysis:
-    """Word counts and specific signals of one sentence (see the module docstring)."""
-    words = _WORD.findall(sentence)
-    content = number = name = first_person = 0
-    for position, word in enumerate(words):
-        folded = word.casefold().replace("’", "'")
-        if folded in _FIRST_PERSON:
-            first_person = 1
-        if any(c.isdigit() for c in word):
-            number = 1
-        elif _IDENTIFIER.search(word) or (position > 0 and word[0].isupper() and folded not in _FIRST_PERSON):
-            name = 1
-        # A hyphenated compound ("depth-first", "long-term") counts once per part.
-        for part in folded.split("-"):
-            if part in _FUNCTION_WORDS or _base(part) in _FUNCTION_WORDS or part in _DISCOURSE_WORDS:
-                continue
-            if len(part) > 1 or part.isdigit():
-                content += 1
-    quote = _QUOTED.search(sentence) is not None
-    return Analysis(len(words), content, bool(number), bool(name), quote, bool(first_person))
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a message; one longer than LONG_SENTENCE_WORDS words is cut into pieces."""
-    out: list[str] = []
-    for sentence in _SENTENCE_END.split(text.strip()):
-        sentence = sentence.strip()
-        if not sentence:
-            continue
-        words = sentence.split()
-        if len(words) <= LONG_SENTENCE_WORDS:
-            out.append(sentence)
-        else:
-            out.extend(" ".join(words[i:i + PIECE_WORDS]) for i in range(0, len(words), PIECE_WORDS))
-    return out
-
-
-def _dedupe_key(author: str, sentence: str) -> tuple[str, str]:
-    return author, " ".join(sentence.casefold().split()).rstrip(".!?…, ")
-
-
-def informative_sentences(session) -> list[Sentence]:
-    """The session's non-filler sentences in order, repeats (same author) removed."""
-    seen: set[tuple[str, str]] = set()
-    out: list[Sentence] = []
-    position = 0
-    for m_index, message in enumerate(session.messages):
-        for text in split_sentences(message.text):
-            analysis = analyse(text)
-            key = _dedupe_key(message.author, text)
-            if not analysis.informative or key in seen:
-                continue
-            seen.add(key)
-            out.append(Sentence(position, m_index, message.message_id, message.author, text, analysis.salience))
-            position += 1
-    return out
-
-
-def date_prefix(time: str) -> str:
-    if not time:
-        return ""
-    match = _DATE.match(time)
-    return f"[{match.group(0) if match else time}] "
-
-
-def render(prefix: str, sentences: list[Sentence]) -> str:
-    """``[date] author: s1 s2 | author: s3``: kept sentences in session order, one segment
-    per message. Empty when no sentence is given."""
-    if not sentences:
-        return ""
-    segments: list[str] = []
-    current, parts = None, []
-    for s in sorted(sentences, key=lambda s: s.position):
-        if s.message_index != current:
-            if parts:
-                segments.append(" ".join(parts))
-            current, parts = s.message_index, [f"{s.author}:"]
-        parts.append(s.text)
-    segments.append(" ".join(parts))
-    return prefix + " | ".join(segments)
-
-
-def _tokens(text: str) -> int:
-    return count_tokens(text, ENCODING)
-
-
-def compress(prefix: str, sentences: list[Sentence], cap: int = SUMMARY_CAP_TOKENS) -> list[Sentence]:
-    """The sentences to keep so that ``render(prefix, kept)`` is at most ``cap`` tokens.
-
-    Everything when it fits; otherwise greedily by salience (ties: earlier first), a
-    sentence entering only if the rendered summary still fits. Returned in session order.
-    """
-    if _tokens(render(prefix, sentences)) <= cap:
-        return list(sentences)
-    kept: list[Sentence] = []
-    for candidate in sorted(sentences, key=lambda s: (-s.salience, s.position)):
-        trial = kept + [candidate]
-        if _tokens(render(prefix, trial)) <= cap:
-            kept = trial
-    return sorted(kept, key=lambda s: s.position)
 
 
 @dataclass

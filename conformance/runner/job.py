@@ -26,6 +26,7 @@ from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
+from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import keep_completed, read_records
 from conformance.runner.run import Progress, RunConfig, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
@@ -113,7 +114,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
             isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
-            resume: bool = False) -> ResultDocument:
+            resume: bool = False, gate: BudgetGate = HARD) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -124,6 +125,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
     holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
     ``concurrency``: scenarios streamed at once against the same adapter instances.
+    ``gate``: the budget gate variant (DRIFT §5.2: ``hard``, ``soft:K``, ``summary:N``),
+    recorded in the receipt config (``gate``, its ``--gate`` spelling) and, when not
+    hard, in the run header (so a resume with another gate is refused) and a receipt note.
     ``resume``: continue run ``run_id`` from its records (scenarios with a
     ``scenario_done`` record are kept, the rest rerun); the settings must be the same.
 
@@ -160,6 +164,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     binding = {"adapters": specs, "selection": selection.describe(), "selection_hash": selection_hash(fixtures, gold_dir),
                "k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
+    if not gate.is_hard:
+        # Only when not hard: hard-gate headers stay as they were, and a run recorded before
+        # --gate existed resumes as hard (a missing key compares as None against "soft:K").
+        binding["gate"] = str(gate)
     done: frozenset = frozenset()
     header: dict | None = {"kind": "run", "run_id": run_id, "binding": binding}
     if resume:
@@ -182,7 +190,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
                                  progress=progress, repeats=repeats, concurrency=concurrency, done=done,
-                                 header=header)
+                                 header=header, gate=gate)
         except KeyboardInterrupt:
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
@@ -254,7 +262,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
-                "answer_model": None, "gate": "hard", "repeats": repeats, "baseline_system": baseline_system,
+                "answer_model": None, "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
                 "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout},
         git_commit=git_commit(), versions=versions(fixtures_dir),
@@ -264,6 +272,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else [])
+        + ([gate.note(config.budget_tokens)] if not gate.is_hard else [])
         + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
             f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
             "repository and were deleted after the run"] if sealed_holdout else []))
@@ -308,7 +317,8 @@ def oracle_notes(records: list[dict], config: RunConfig) -> list[str]:
     """Why the oracle ceiling may sit below 1: evidence beyond k, or a budget too small."""
     notes = []
     probes = [r for r in records if r["kind"] == "probe" and r.get("repeat", 1) == 1]
-    cut = sum(1 for r in probes if len(r["hits"]) == config.k)
+    # Buffer hits (soft:K) are the harness's, not the oracle's: only retrieved hits count here.
+    cut = sum(1 for r in probes if sum(not h.get("from_buffer") for h in r["hits"]) == config.k)
     starved = sum(1 for r in probes if r["hits"] and not any(h["in_budget"] for h in r["hits"]))
     if cut:
         notes.append(f"{cut} probes cite k={config.k} or more evidence messages: the oracle returns the first k")

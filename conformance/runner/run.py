@@ -6,6 +6,12 @@ and dropped as soon as the last ``Store`` returns (the hard budget gate, DRIFT
 every system is flushed, then each probe goes through ``Retrieve`` only; the
 hits are cut to the token budget and a deterministic reader answers from that
 context alone. Gold is never read here (the oracle control reads its own).
+
+The DRIFT §5.2 variants (:mod:`conformance.runner.budget_gate`) change one step each:
+``soft:K`` keeps the last K transcripts as a harness-side buffer appended to every
+probe's context (visible messages only, DRIFT §5.3), and ``summary:N`` stores a
+per-scope summary instead of the transcript. Under every gate, each probe counts the
+hits whose provenance names another entity's private message (scope breaches, §5.3).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import hashlib
 import math
 import threading
 import time
+from collections import deque
 from datetime import datetime
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +32,7 @@ from conformance.answer.reader import answer_probe, build_context, context_token
 from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
+from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -100,16 +108,24 @@ def select_fixtures(fixtures_dir: Path, selection: Selection = Selection()) -> t
 class _ScenarioState:
     """What the runner may keep about a scenario once its transcripts are gone: ids, never text.
 
-    ``session_of`` maps message id -> session id (to read session-level provenance);
-    ``asker_of`` one participant per session (who asks the marker probe); the token
-    cache maps (system, item id, text digest) -> tokens so a Snapshot at each checkpoint
-    only tokenizes new items.
+    ``session_of`` maps the id of every message Store received -> its session id (to
+    read session-level provenance; under ``summary:N`` the summary message ids);
+    ``private_of`` maps the id of every private message Store received -> its author
+    (to count scope breaches, DRIFT §5.3); ``covers`` (``summary:N`` only) maps a summary
+    message id -> the ids of the messages it kept a sentence of; ``asker_of`` one
+    participant per session (who asks the marker probe); the token cache maps (system,
+    item id, text digest) -> tokens so a Snapshot at each checkpoint only tokenizes new
+    items. ``buffer`` (``soft:K`` only) is the one exception to "never text": the last K
+    session transcripts, oldest first; a deque of length K drops older ones.
     """
 
     markers: dict[str, str] = field(default_factory=dict)
     streamed: list[str] = field(default_factory=list)
     session_of: dict[str, str] = field(default_factory=dict)
     asker_of: dict[str, str] = field(default_factory=dict)
+    private_of: dict[str, str] = field(default_factory=dict)
+    covers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    buffer: deque | None = None
     last_time: str = ""
     last_write_ms: dict[str, float] = field(default_factory=dict)
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
@@ -193,7 +209,8 @@ class _Scenario:
 
 
 def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunConfig, namespace_prefix: str,
-                 progress: Progress = Progress(), repeat: int = 1, faults: FaultLog | None = None) -> str:
+                 progress: Progress = Progress(), repeat: int = 1, faults: FaultLog | None = None,
+                 gate: BudgetGate = HARD) -> str:
     """Stream one fixture through every system; returns its scenario id.
 
     Records written: one ``store`` per (system, session), one ``probe`` per (system,
@@ -206,11 +223,18 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
     A failing system (crash, missed deadline, garbage reply) gets a ``fault`` record
     naming scenario, session or probe and the call, and error records for the probes
     it is not asked; the others go on. ``faults`` collects them for the whole run.
+
+    ``gate`` (DRIFT §5.2): ``hard`` as above; ``soft:K`` also keeps the last K
+    transcripts for the reader (probe records then mark buffer hits ``from_buffer``);
+    ``summary:N`` hands Store :func:`~conformance.runner.budget_gate.summary_session`
+    instead of the transcript (hits citing a summary carry ``covers``: the message ids it
+    kept a sentence of). Systems with a ``store_summary(namespace, session, covers)``
+    method (the harness-side oracle) get the coverage map too.
     """
     faults = faults if faults is not None else FaultLog()
     run = _Scenario(systems, writer, faults, repeat)
     namespace = ""
-    state = _ScenarioState()
+    state = _ScenarioState(buffer=deque(maxlen=gate.size) if gate.kind == "soft" else None)
     for line in iter_fixture(path):
         if isinstance(line, HeaderLine):
             run.scenario = scenario = line.scenario_id
@@ -225,8 +249,13 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                 run.call(system, f"scenario {scenario}", "Reset", lambda s=system: s.reset(namespace))
         elif isinstance(line, SessionLine):
             where = f"scenario {run.scenario}, session {line.session_id}"
+            stored, covers = (summary_session(line, gate.size) if gate.kind == "summary" else (line, None))
             for system in run.live():
-                outcome = run.call(system, where, "Store", lambda s=system: s.store(namespace, line))
+                if covers is not None and hasattr(system, "store_summary"):
+                    call = (lambda s=system: s.store_summary(namespace, stored, covers))
+                else:
+                    call = (lambda s=system: s.store(namespace, stored))
+                outcome = run.call(system, where, "Store", call)
                 if outcome is None:
                     continue
                 state.last_write_ms[system.label] = outcome.latency_ms
@@ -236,12 +265,18 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                               "violations": [] if outcome.items_stored >= 0 else
                               [f"negative items_stored {outcome.items_stored}"], "error": None})
             state.streamed.append(line.session_id)
-            state.session_of.update((m.message_id, line.session_id) for m in line.messages)
+            state.session_of.update((m.message_id, line.session_id) for m in stored.messages)
+            state.private_of.update((m.message_id, m.author) for m in stored.messages if m.scope == "private")
+            if covers:
+                state.covers.update(covers)
             if line.participants:
                 state.asker_of[line.session_id] = line.participants[0]
             state.last_time = line.time
+            if state.buffer is not None:
+                # soft:K: the buffer keeps this transcript; appending pushes out the one K sessions back.
+                state.buffer.append(line)
             # The budget gate: the transcript goes now. Nothing below may refer to it.
-            del line
+            del line, stored
             progress.session_done()
         elif isinstance(line, CheckpointLine):
             _checkpoint(line, run, config, namespace, state)
@@ -317,18 +352,68 @@ def _is_time(value: str) -> bool:
     return True
 
 
-def _hit_record(h) -> dict:
+def _hit_record(h, from_buffer: bool = False, covers: dict[str, tuple[str, ...]] | None = None) -> dict:
+    """One context hit as recorded. ``from_buffer`` and ``covers`` keys appear only when
+    they apply (soft and summary gates), so hard-gate records keep their exact shape."""
     text = h.text if h.in_budget else h.text[:OUT_OF_BUDGET_TEXT_CHARS]
-    return {"rank": h.rank, "text": text, "text_chars": len(h.text),
-            "score": h.score if math.isfinite(h.score) else None, "source_ids": list(h.source_ids),
-            "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
+    record = {"rank": h.rank, "text": text, "text_chars": len(h.text),
+              "score": h.score if math.isfinite(h.score) else None, "source_ids": list(h.source_ids),
+              "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
+    if from_buffer:
+        record["from_buffer"] = True
+    if covers:
+        covered = [mid for sid in h.source_ids for mid in covers.get(sid, ())]
+        if covered:
+            record["covers"] = list(dict.fromkeys(covered))
+    return record
+
+
+@dataclass(frozen=True)
+class BufferHit:
+    """One buffered message offered to the reader under ``soft:K`` (shaped like a retrieved hit).
+
+    ``text`` is ``"<author>: <message text>"``; ``source_ids`` the message id alone; ``score`` 0.
+    """
+
+    text: str
+    score: float
+    source_ids: tuple[str, ...]
+    timestamp: str
+
+
+def buffer_hits(buffer, entity: str) -> list[BufferHit]:
+    """The buffer's messages ``entity`` may see (shared, or private and its own), newest first.
+
+    ``buffer``: sessions oldest first (the soft gate's deque). Newest first means the
+    last message of the newest session first, then back through the stream. Messages
+    are not deduplicated against retrieved hits: every system's context gets the same
+    buffer (DRIFT §5.2: how much does a short-term buffer help?).
+    """
+    return [BufferHit(f"{m.author}: {m.text}", 0.0, (m.message_id,), m.timestamp)
+            for session in reversed(buffer) for m in reversed(session.messages) if visible_to(m, entity)]
+
+
+def scope_breaches(hits, entity: str, private_of: dict[str, str]) -> list[dict]:
+    """Hits whose provenance names a private message of an entity other than ``entity`` (DRIFT §5.3).
+
+    ``hits``: retrieved hits in rank order (rank = 1-based position). Returns one
+    ``{"rank": r, "private_ids": [...]}`` per breaching hit, ids in provenance order.
+    A session-level id names no message and is never a breach.
+    """
+    found = []
+    for rank, hit in enumerate(hits, start=1):
+        others = [sid for sid in dict.fromkeys(hit.source_ids) if private_of.get(sid, entity) != entity]
+        if others:
+            found.append({"rank": rank, "private_ids": others})
+    return found
 
 
 def check_reply(outcome, state: _ScenarioState) -> None:
     """Raise SystemFault("garbage ...") when a Retrieve reply cannot be scored honestly.
 
     Garbage: a hit whose provenance names no message or session streamed so far in this
-    scenario (a memory cannot cite what it was never given), or a hit text over
+    scenario (a memory cannot cite what it was never given: under ``summary:N`` only the
+    summary message ids and session ids, never the transcript's), or a hit text over
     :data:`MAX_HIT_CHARS`. Lesser breaches (too many hits, odd scores) are repaired and
     reported as violations instead (:func:`contract_violations`).
     """
@@ -380,20 +465,36 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             if outcome is None:
                 writer.write(_failed_probe(system, run, line, probe))
                 continue
+            retrieved = outcome.hits[: config.k]
             started = time.perf_counter()
-            context = build_context(outcome.hits[: config.k], config.budget_tokens, config.encoding)
+            # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
+            offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
+            context = build_context(offered, config.budget_tokens, config.encoding)
             answer = answer_probe(probe, context)
             reader_ms = (time.perf_counter() - started) * 1000.0
-            writer.write({
+            del offered
+            violations = contract_violations(outcome, config.k)
+            # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
+            breaches = scope_breaches(retrieved, probe.asked_by, state.private_of)
+            if breaches:
+                violations.append(f"scope breach ({len(breaches)} hits cite private messages of an entity other "
+                                  f"than {probe.asked_by})")
+            record = {
                 "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
-                "hits": [_hit_record(h) for h in context], "hits_returned": len(outcome.hits),
+                # Buffer messages past the budget never reached the reader: not recorded (records stay small).
+                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers) for h in context
+                         if h.in_budget or h.rank <= len(retrieved)],
+                "hits_returned": len(outcome.hits),
                 "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
                 "reader_latency_ms": round(reader_ms, 3),
                 "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
-                "usage": outcome.usage, "violations": contract_violations(outcome, config.k), "error": None,
-            })
+                "usage": outcome.usage, "violations": violations, "error": None,
+            }
+            if breaches:
+                record["scope_breaches"] = breaches
+            writer.write(record)
     for system in run.systems:
         base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
@@ -423,7 +524,8 @@ class RunSummary:
 
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
                progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
-               done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None) -> RunSummary:
+               done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None,
+               gate: BudgetGate = HARD) -> RunSummary:
     """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
     Each repeat streams the whole corpus again into fresh namespaces
@@ -431,6 +533,7 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     ``concurrency`` scenarios stream at once against the same systems (separate
     namespaces; DRIFT §7.8's load). ``done``: (scenario id, repeat) pairs already on
     disk (``--resume``), skipped. ``header``: a ``run`` record written first.
+    ``gate``: the budget gate variant (DRIFT §5.2), see :func:`run_scenario`.
     A failing system does not stop the run: faults are in ``summary.faults``.
     """
     writer = RecordWriter(records_path)
@@ -440,7 +543,7 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     def one(unit: tuple[int, Path]) -> None:
         repeat, path = unit
         prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
-        run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults)
+        run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults, gate)
 
     try:
         if header is not None:

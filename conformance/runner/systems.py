@@ -135,6 +135,8 @@ class OracleSystem:
         self._gold = gold_by_scenario
         self._evidence: dict[str, list[str]] = {}
         self._kept: dict[str, dict[str, RetrievedHit]] = {}
+        self._via: dict[str, dict[str, str]] = {}
+        """Summary gate only: namespace -> evidence message id -> the summary id that carries it."""
         self.describe = {"name": "oracle", "version": "1",
                          "capabilities": {"provenance": True, "snapshot": True, "deterministic": True},
                          "settings": {"reads": "gold evidence (harness side, never over the wire)"}}
@@ -142,6 +144,7 @@ class OracleSystem:
 
     def reset(self, namespace: str) -> None:
         self._kept[namespace] = {}
+        self._via.pop(namespace, None)
 
     def _scenario(self, namespace: str) -> GoldFile:
         scenario = namespace.rsplit("/", 1)[-1]
@@ -157,6 +160,24 @@ class OracleSystem:
                 kept[m.message_id] = RetrievedHit(f"{m.author}: {m.text}", 1.0, (m.message_id,), m.timestamp)
         return StoreOutcome((time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE), len(kept))
 
+    def store_summary(self, namespace: str, session: Session, covers: dict[str, tuple[str, ...]]) -> StoreOutcome:
+        """Store under ``summary:N`` (DRIFT §5.2): keep each summary message that kept a
+        sentence of some evidence message (``covers``: summary id -> message ids).
+
+        The oracle stays the ceiling of what the gate lets through: evidence whose
+        sentences no summary kept is lost to it as to every system.
+        """
+        started = time.perf_counter()
+        gold = self._scenario(namespace)
+        wanted = {e for p in gold.probes for e in p.evidence}
+        kept, via = self._kept[namespace], self._via.setdefault(namespace, {})
+        for m in session.messages:
+            carried = [e for e in covers.get(m.message_id, ()) if e in wanted]
+            if carried:
+                kept[m.message_id] = RetrievedHit(f"{m.author}: {m.text}", 1.0, (m.message_id,), m.timestamp)
+                via.update((e, m.message_id) for e in carried)
+        return StoreOutcome((time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE), len(kept))
+
     def flush(self, namespace: str, timeout_s: float) -> bool:
         return True
 
@@ -165,7 +186,12 @@ class OracleSystem:
         gold = self._scenario(namespace)
         truth = next(p for p in gold.probes if p.probe_id == probe.probe_id)
         kept = self._kept[namespace]
-        hits = [kept[e] for e in truth.evidence if e in kept][:k]
+        via = self._via.get(namespace)
+        if via is None:
+            hits = [kept[e] for e in truth.evidence if e in kept][:k]
+        else:
+            # Summary gate: each summary carrying some evidence, once, in evidence order.
+            hits = [kept[i] for i in dict.fromkeys(via[e] for e in truth.evidence if e in via)][:k]
         return RetrieveOutcome(hits, (time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE))
 
     def snapshot(self, namespace: str) -> list[SnapshotItem]:
@@ -177,6 +203,7 @@ class OracleSystem:
 
     def close(self) -> None:
         self._kept.clear()
+        self._via.clear()
 
 
 _GRPC = re.compile(r"^grpc://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):(?P<port>\d{1,5})$")

@@ -123,13 +123,19 @@ def _recall(record: Mapping[str, Any], probe: GoldProbe, sessions: Mapping[str, 
     """(recall@k, all evidence inside the budget) for one record, or (None, None)."""
     if not probe.evidence or not record.get("provenance"):
         return None, None
-    hits = record.get("hits") or []
+    # Recall is the memory's: the soft gate's buffer hits (the harness's) are left out.
+    hits = [hit for hit in record.get("hits") or [] if not hit.get("from_buffer")]
     if any(not hit.get("source_ids") for hit in hits):
         # One hit without provenance makes coverage unknowable: never guess.
         return None, None
     evidence = list(dict.fromkeys(probe.evidence))
-    all_ids = {sid for hit in hits for sid in hit["source_ids"]}
-    budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in hit["source_ids"]}
+
+    def cited(hit: Mapping[str, Any]) -> list[str]:
+        # Under the summary gate a hit citing a summary also covers the messages it kept.
+        return [*hit["source_ids"], *(hit.get("covers") or ())]
+
+    all_ids = {sid for hit in hits for sid in cited(hit)}
+    budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in cited(hit)}
     at_k = len(_covered(evidence, all_ids, sessions, where)) / len(evidence)
     in_budget = len(_covered(evidence, budget_ids, sessions, where)) == len(evidence)
     return at_k, in_budget
@@ -218,14 +224,18 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
       answer or an accepted variant; a null answer (free-form probe) gives None.
     - ``recall_at_k``: share of distinct gold evidence message ids covered by the source
       ids of *all* hits (the runner already asked for k); a message is covered when a
-      source id equals it or equals its session id. ``recall_all_in_budget``: True iff
-      every evidence id is covered by hits with ``in_budget`` true. Both are None when
+      source id equals it or equals its session id, or (summary gate, DRIFT §5.2) when a
+      hit cites a summary whose ``covers`` lists it (the summary kept a sentence of that
+      message). ``recall_all_in_budget``: True iff every evidence id is covered by hits
+      with ``in_budget`` true. Hits marked ``from_buffer`` (soft gate: the harness's
+      buffer, not the memory) count in neither. Both are None when
       the probe has no evidence, the system does not declare provenance, or any hit has
       empty ``source_ids`` (comparison guide §7: recall only where measurable).
     - revision probes (DRIFT §7.3): ``update_correct = correct``; ``deprecated`` is True
       when no *in-budget* hit still asserts a stale gold answer (its last-mentioned known
       value is stale, whole word/phrase, see :func:`_deprecated`). Decision: DRIFT's "old belief no longer
-      retrievable" is judged on the budgeted context the reader actually sees, so a
+      retrievable" is judged on the budgeted context the reader actually sees (soft-gate
+      buffer hits included), so a
       stale fact ranked outside the budget does not count against the system. None when
       the gold lists no stale answer.
 

@@ -1,4 +1,5 @@
-"""The hard budget gate: once Store returns, the runner holds no transcript text.
+"""The budget gate: once Store returns, the runner holds no transcript text (DRIFT §5.1),
+except, under ``soft:K``, exactly the last K transcripts (DRIFT §5.2).
 
 Attack stopped: a runner (or a reader) that quietly keeps earlier sessions around,
 so later answers come from the transcript instead of from what the memory kept.
@@ -6,6 +7,8 @@ so later answers come from the transcript instead of from what the memory kept.
 
 import gc
 import sys
+
+import pytest
 
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import (
@@ -18,6 +21,7 @@ from conformance.contract.fixture import (
     SessionLine,
 )
 from conformance.contract.gold import GoldFile, GoldProbe
+from conformance.runner.budget_gate import BudgetGate
 from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, run_corpus
 from conformance.runner.systems import OracleSystem, RetrieveOutcome, StoreOutcome
@@ -79,18 +83,33 @@ def strings_alive(markers: list[str]) -> set[str]:
 
 
 class Amnesiac:
-    """Stores nothing; at every Store and Retrieve, looks for earlier transcripts in memory."""
+    """Stores nothing; at every Store and Retrieve, looks for earlier transcripts in memory.
+
+    ``keep``: how many of the latest transcripts the runner may hold (K under ``soft:K``,
+    0 otherwise). Those must be alive (``missing`` records any that is not), all older
+    ones gone (``leaks``).
+    """
 
     label, kind, provenance, describe, isolation = "probe-none", "system", True, {}, {}
 
-    def __init__(self):
+    def __init__(self, keep: int = 0, held_elsewhere: frozenset[str] = frozenset()):
         self.leaks: list[tuple[str, set[str]]] = []
+        self.missing: list[tuple[str, set[str]]] = []
         self.stored = 0
+        self.keep = keep
+        self.held_elsewhere = held_elsewhere
+        """Markers another system of the run legitimately keeps in its own memory."""
 
     def _check(self, when: str, upto: int) -> None:
-        leaked = strings_alive([_marker(i) for i in range(upto)])
-        if leaked:
-            self.leaks.append((when, leaked))
+        """Sessions 0..upto-1 are past the gate: the last ``keep`` of them may (must) be alive."""
+        cut = max(0, upto - self.keep)
+        # One list, skipped by the walk: a second container of markers would count as alive.
+        alive = strings_alive([_marker(i) for i in range(upto)])
+        gone, kept = {_marker(i) for i in range(cut)}, {_marker(i) for i in range(cut, upto)}
+        if (alive & gone) - self.held_elsewhere:
+            self.leaks.append((when, (alive & gone) - self.held_elsewhere))
+        if kept - alive:
+            self.missing.append((when, kept - alive))
 
     def reset(self, namespace):
         pass
@@ -115,9 +134,14 @@ class Amnesiac:
         pass
 
 
-def test_runner_keeps_no_transcript_after_store(tmp_path):
+@pytest.mark.parametrize("gate", ["hard", "soft:1", "soft:3", "summary:64"])
+def test_runner_keeps_no_transcript_after_store(tmp_path, gate):
+    gate = BudgetGate.parse(gate)
     gold = _write_corpus(tmp_path)
-    probe_system = Amnesiac()
+    # Under summary:N the oracle keeps the last session's whole shared summary (it carries the
+    # evidence), and that summary quotes the session's marker: the oracle's memory, not the runner's.
+    probe_system = Amnesiac(keep=gate.size if gate.kind == "soft" else 0,
+                            held_elsewhere=frozenset({_marker(N - 1)}) if gate.kind == "summary" else frozenset())
     oracle = OracleSystem({"gate": gold})
     done = []
 
@@ -128,14 +152,17 @@ def test_runner_keeps_no_transcript_after_store(tmp_path):
         probe_system._check(f"after Store of session {len(done) - 1}", len(done))
 
     run_corpus([tmp_path / "f" / "gate.jsonl"], [probe_system, oracle], tmp_path / "records.jsonl", RunConfig(), "t",
-               Progress(session_done=right_after_the_gate))
+               Progress(session_done=right_after_the_gate), gate=gate)
     assert probe_system.stored == N and len(done) == N
-    assert probe_system.leaks == [], f"transcript text outlived Store: {probe_system.leaks}"
+    assert probe_system.leaks == [], f"transcript text outlived the {gate} gate: {probe_system.leaks}"
+    # soft:K: the check can see the buffer, so "gone" above is not vacuous, and the buffer is exactly K long.
+    assert probe_system.missing == [], f"the {gate} gate lost a transcript it should keep: {probe_system.missing}"
     records = read_records(tmp_path / "records.jsonl")
     # The oracle answers from the one evidence message it was allowed to keep.
     oracle_probe = next(r for r in records if r["kind"] == "probe" and r["system"] == "oracle")
     assert oracle_probe["answer"] == "Rome"
-    assert [h["source_ids"] for h in oracle_probe["hits"]] == [[f"s{N - 1}-m1"]]
+    retrieved = [h["source_ids"] for h in oracle_probe["hits"] if not h.get("from_buffer")]
+    assert retrieved == [[f"s{N - 1}:summary"] if gate.kind == "summary" else [f"s{N - 1}-m1"]]
 
 
 def test_the_leak_detector_detects_a_leak(tmp_path):
