@@ -27,7 +27,7 @@ from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.budget_gate import HARD, BudgetGate
-from conformance.runner.records import keep_completed, read_records
+from conformance.runner.records import compact, iter_records, keep_completed
 from conformance.runner.run import Progress, RunConfig, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
@@ -198,12 +198,18 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         for system in systems:
             system.close()
 
-    records = [r for r in read_records(records_path) if r.get("kind") in ("store", "probe", "state")]
+    shared: dict = {}
+    records = [compact(r, shared) for r in iter_records(records_path) if r.get("kind") in ("store", "probe", "state")]
     by_system: dict[str, list[dict]] = defaultdict(list)
     second: dict[str, list[dict]] = defaultdict(list)
     for record in records:
         (by_system if record.get("repeat", 1) == 1 else second)[record["system"]].append(record)
-    sessions_of = {p.stem: session_index(p) for p in fixtures}
+    del records
+    # Only evidence ids are looked up (recall); keeping every message id would grow with the run.
+    sessions_of = {}
+    for p in fixtures:
+        evidence = {e for probe in gold[p.stem].probes for e in probe.evidence}
+        sessions_of[p.stem] = {m: s for m, s in session_index(p).items() if m in evidence}
     paradigm_of = {p.stem: read_header(p).paradigm for p in fixtures}
 
     def probe_rows(recs: list[dict], label: str):
@@ -300,7 +306,7 @@ def _resumable(records_path: Path, binding: dict) -> frozenset:
 
 def _recorded_faults(records_path: Path) -> list[str]:
     """Every fault of the run, resumed parts included, in record order."""
-    return [r["error"] for r in read_records(records_path) if r.get("kind") == "fault"]
+    return [r["error"] for r in iter_records(records_path) if r.get("kind") == "fault"]
 
 
 def violation_notes(records: list[dict]) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -44,15 +45,19 @@ class RecordWriter:
             self._handle.close()
 
 
-def read_records(path: Path) -> list[dict]:
-    """All complete records of a run (a torn last line from a kill is skipped)."""
-    out = []
+def iter_records(path: Path):
+    """Yield the complete records of a run one at a time (a torn last line from a kill is
+    skipped), so a caller can keep a compact form without holding every raw record."""
     with open(path, encoding="utf-8") as handle:
         for raw in handle:
             if not raw.endswith("\n"):
                 break
-            out.append(json.loads(raw))
-    return out
+            yield json.loads(raw)
+
+
+def read_records(path: Path) -> list[dict]:
+    """All complete records of a run (see :func:`iter_records`)."""
+    return list(iter_records(path))
 
 
 def keep_completed(path: Path) -> tuple[dict | None, set[tuple[str, int]]]:
@@ -76,3 +81,32 @@ def keep_completed(path: Path) -> tuple[dict | None, set[tuple[str, int]]]:
         os.fsync(handle.fileno())
     os.replace(tmp, path)
     return header, done
+
+
+_STORE_KEYS = ("kind", "system", "scenario_id", "session_id", "repeat", "write_latency_ms", "usage", "error",
+               "violations")
+def compact(record: dict, shared: dict) -> dict:
+    """A record as scoring keeps it in memory for the whole job, made small.
+
+    Store records (one per system and session, the bulk of a long run) keep only what
+    scoring reads, with interned keys and ids and shared usage/violation values; the
+    session-id lists of state records share their strings. Other records are returned as
+    they are. ``shared``: a dict the caller keeps for one job (one object per distinct
+    usage dict or violation list). Peak memory then grows little with the number of
+    sessions (``bench/runner_rss.py``).
+    """
+    kind = record.get("kind")
+    if kind == "store":
+        out = {}
+        for key in _STORE_KEYS:
+            if key in record:
+                value = record[key]
+                if isinstance(value, str):
+                    value = sys.intern(value)
+                elif isinstance(value, (dict, list)):
+                    value = shared.setdefault(json.dumps(value, sort_keys=True), value)
+                out[sys.intern(key)] = value
+        return out
+    if kind == "state" and record.get("stored_sessions"):
+        record["stored_sessions"] = [sys.intern(s) for s in record["stored_sessions"]]
+    return record

@@ -49,6 +49,8 @@ Interval = tuple[float | None, float | None, float | None]
 
 #: Replicates drawn per chunk; each chunk has its own child seed (see :func:`resample_counts`).
 CHUNK_SIZE = 256
+#: Upper bound on the elements of one work array in :func:`replicate_percentiles`.
+MAX_CHUNK_ELEMENTS = 2**18
 
 
 def _chunk_counts(n_clusters: int, rows: int, seed_seq: np.random.SeedSequence) -> np.ndarray:
@@ -243,7 +245,8 @@ def replicate_percentiles(values_by_cluster: Sequence[np.ndarray], weights: np.n
     order statistic is the first value whose running weight exceeds j, and the
     percentile interpolates between order statistics floor(h) and floor(h) + 1 at
     h = (n_b - 1) q / 100. Replicates with no value (they drew only empty clusters)
-    are NaN. ``chunk`` bounds memory to chunk x N floats.
+    are NaN. ``chunk`` (and :data:`MAX_CHUNK_ELEMENTS`) bound memory to about
+    min(chunk x N, 2**18) elements per work array.
     """
     sizes = np.array([np.asarray(v).size for v in values_by_cluster], dtype=np.int64)
     weights = np.asarray(weights)
@@ -257,6 +260,10 @@ def replicate_percentiles(values_by_cluster: Sequence[np.ndarray], weights: np.n
     owner = np.repeat(np.arange(sizes.size), sizes)
     order = np.argsort(pooled, kind="stable")
     ordered, owner = pooled[order], owner[order]
+    # Rows per pass so that each (rows x N) work array stays near 2**18 elements (2 MiB of
+    # int64) however many values are pooled: peak memory flat in the run's length. Each
+    # replicate row is computed on its own, so the result does not depend on the chunking.
+    chunk = max(1, min(chunk, MAX_CHUNK_ELEMENTS // max(1, ordered.size)))
     for start in range(0, weights.shape[0], chunk):
         w = weights[start:start + chunk][:, owner]  # (b, N): copies of each sorted value
         running = np.cumsum(w, axis=1)
