@@ -163,6 +163,17 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
 
     log = (lambda msg: _err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
 
+    if (compare_with is not None or update_baseline) and include_holdout:
+        raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
+                      "uses holdout scenarios: drop one or the other (nothing was run)")
+    if resume is not None:
+        import re
+
+        from conformance.contract.fixture import ID_PATTERN
+
+        if not re.match(ID_PATTERN, resume):
+            raise Failure(f"--resume {resume[:80]!r}: not a run id (the folder name under --records-dir, e.g. "
+                          "20261129T171348Z-4c40e7)")
     with contextlib.ExitStack() as stack:
         sealed = None
         if sealed_holdout:

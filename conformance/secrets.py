@@ -24,8 +24,11 @@ MIN_SECRET_CHARS = 8
 def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """``(value, name)`` of every secret in ``environ``, longest value first (so a value that
     contains another is replaced whole)."""
+    # Paths are not secrets (VIRTUAL_ENV_KEY_HINT=/home/...): redacting them would garble
+    # the folders a receipt records.
     found = {value: name for name, value in environ.items()
-             if SECRET_NAME.search(name) and len(value or "") >= MIN_SECRET_CHARS}
+             if SECRET_NAME.search(name) and len(value or "") >= MIN_SECRET_CHARS
+             and not value.startswith(("/", "~", "./", "../"))}
     return tuple(sorted(found.items(), key=lambda item: -len(item[0])))
 
 

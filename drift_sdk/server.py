@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from concurrent import futures
 from contextlib import contextmanager
@@ -157,8 +158,12 @@ def serve(backend: Backend, address: str | None = None, concurrent: bool = False
             handle.write(str(port))
         os.replace(tmp, port_file)  # atomic: the launcher never reads half a number
     print(f"drift backend {backend.name} {backend.version} serving on port {port}", file=sys.stderr, flush=True)
-    stop = threading.Event()
+    # The handler only appends to a list: taking a lock in a signal handler (Event.set)
+    # can deadlock the main thread if the signal lands while it holds that lock, leaving
+    # an adapter alive after its runner died.
+    stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    server.stop(grace=2).wait()
+        signal.signal(sig, lambda signum, frame: stopping.append(signum))
+    while not stopping:
+        time.sleep(0.2)
+    server.stop(grace=2).wait(timeout=5)

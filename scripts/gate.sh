@@ -31,9 +31,15 @@ mkdir -p "$OUT_DIR"
 
 adapter_args=()
 for adapter in $ADAPTERS; do adapter_args+=(--adapter "$adapter"); done
+# In a checkout of drift-conformance itself, gate the checkout's corpus, not the copy an
+# installed package carries (pip install . would otherwise score the corpus it was built with).
+corpus_args=()
+if [ -f conformance/cli.py ] && [ -d fixtures ] && [ -d gold ]; then
+  corpus_args=(--fixtures fixtures --gold gold)
+fi
 
 echo "== run: ${DRIFT_CMD[*]} --split $SPLIT ${adapter_args[*]}"
-"${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" --quiet --records-dir "$OUT_DIR/runs" \
+"${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" "${corpus_args[@]}" --quiet --records-dir "$OUT_DIR/runs" \
   --out "$OUT_DIR/result.json" > "$OUT_DIR/table.txt"
 run_rc=$?
 cat "$OUT_DIR/table.txt"
@@ -55,7 +61,7 @@ gate_rc=$?
 if [ "$INCLUDE_HOLDOUT" = "true" ]; then
   # Published figures only: holdout scenarios never feed the gate.
   echo "== published run with holdout (reported, not gated)"
-  if "${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" --include-holdout --quiet \
+  if "${DRIFT_CMD[@]}" --split "$SPLIT" "${adapter_args[@]}" "${corpus_args[@]}" --include-holdout --quiet \
        --records-dir "$OUT_DIR/runs" --out "$OUT_DIR/result-holdout.json" > /dev/null \
      && "${DRIFT_CMD[@]}" report "$OUT_DIR/result-holdout.json" --markdown "$OUT_DIR/holdout.md"; then
     { printf '\n## Published run with holdout (not gated)\n\n'; cat "$OUT_DIR/holdout.md"; } >> "$SUMMARY"

@@ -221,6 +221,18 @@ def corpus_version(fixtures_dir: Path) -> str | None:
         return None
 
 
+def scenario_hashes(fixture_paths: list[Path], gold_dir: Path) -> dict[str, str]:
+    """Scenario id -> SHA-256 over its gold file then its fixture file (the CI gate's bless
+    mode compares item by item the scenarios whose hash did not change)."""
+    out = {}
+    for path in sorted(fixture_paths, key=lambda p: p.stem):
+        digest = hashlib.sha256()
+        for file in (Path(gold_dir) / f"{path.stem}.json", path):
+            digest.update(Path(file).read_bytes() + b"\0")
+        out[path.stem] = digest.hexdigest()
+    return out
+
+
 def selection_hash(fixture_paths: list[Path], gold_dir: Path) -> str:
     """SHA-256 over the given fixture files and their gold files (sorted by scenario id).
 

@@ -134,6 +134,8 @@ class Receipt(_Doc):
     """SHA-256 over the fixture and gold files of the scenarios this run scored (the
     selection); the CI gate binds a baseline to it, so edits outside the gated split do
     not force a re-bless."""
+    scenario_hashes: dict[str, str] = {}
+    """Scenario id -> SHA-256 of its gold and fixture files (scored scenarios only)."""
     scenarios: list[str]
     config: dict[str, Any]
     git_commit: str | None

@@ -15,7 +15,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from conformance.contract.limits import MAX_BASELINE_BYTES, BadDocument, human, parse_json
 from conformance.contract.result import ResultDocument
@@ -29,7 +29,8 @@ class BaselineError(DriftError, ValueError):
 
 
 class _Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a hand-edited "4" is not silently read as 4
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class GateConfig(_Doc):
@@ -60,6 +61,17 @@ class BaselineCell(_Doc):
     leaks: list[str] = []
     """Sorted ids of canary probes that leaked (each needs a justification to pass the gate)."""
 
+    @model_validator(mode="after")
+    def _consistent(self) -> "BaselineCell":
+        # A hand edit must not make counts and ids disagree (the gate reads the ids).
+        if self.gold_failed != len(self.failed):
+            raise ValueError(f"gold_failed is {self.gold_failed} but failed lists {len(self.failed)} ids")
+        if len(set(self.failed)) != len(self.failed) or self.failed != sorted(self.failed):
+            raise ValueError("failed must be sorted ids without repeats")
+        if len(self.failed) > self.gold_total:
+            raise ValueError(f"failed lists {len(self.failed)} ids but gold_total is {self.gold_total}")
+        return self
+
 
 class BaselineSystem(_Doc):
     deterministic: bool
@@ -74,8 +86,16 @@ class Justification(_Doc):
     breach: str = Field(min_length=1)
     """The finding's key exactly as ``drift-conformance compare`` prints it, e.g.
     ``gold_total:keyword:user_assistant/fact_recall:24->20``."""
-    reason: str = Field(min_length=10)
-    """Why the breach is accepted, in words a reviewer can check."""
+    reason: str
+    """Why the breach is accepted, in words a reviewer can check (10 characters or more,
+    not counting surrounding blanks)."""
+
+    @field_validator("reason")
+    @classmethod
+    def _worded(cls, value: str) -> str:
+        if len(value.strip()) < 10:
+            raise ValueError("a justification's reason needs at least 10 characters of words")
+        return value.strip()
 
 
 class Baseline(_Doc):
@@ -84,6 +104,9 @@ class Baseline(_Doc):
     """The result's ``selection_hash``: SHA-256 over the gated scenarios' fixture and gold files."""
     config: GateConfig
     systems: dict[str, BaselineSystem]
+    scenario_hashes: dict[str, str] = {}
+    """Scenario id -> SHA-256 of its gold and fixture files; in bless mode the items of
+    scenarios whose hash is unchanged are still compared one by one."""
     justifications: list[Justification] = []
 
 
@@ -126,6 +149,7 @@ def baseline_from_result(doc: ResultDocument, justifications: list[Justification
     if not systems:
         raise BaselineError("the run gates no system (only controls ran); name one with --adapter")
     return Baseline(fixtures_hash=doc.receipt.selection_hash, config=config, systems=systems,
+                    scenario_hashes=dict(sorted(doc.receipt.scenario_hashes.items())),
                     justifications=list(justifications))
 
 
@@ -151,6 +175,9 @@ def parse_baseline(text: str, where: str) -> Baseline:
         raise BaselineError(f"{where}: not JSON ({at or 'document'}: {exc.message})") from None
     if not isinstance(data, dict):
         raise BaselineError(f"{where}: field (top level): a baseline is a JSON object, got {type(data).__name__}")
+    if "receipt" in data and "systems" in data and "fixtures_hash" not in data:
+        raise BaselineError(f"{where}: this is a result.json, not a baseline (compare takes BASELINE then RESULT; "
+                            "make a baseline with --update-baseline)")
     version = str(data.get("schema_version", ""))
     if version != BASELINE_SCHEMA_VERSION:
         raise BaselineError(f"{where}: baseline schema_version {version or '(missing)'} is not the "
@@ -159,11 +186,9 @@ def parse_baseline(text: str, where: str) -> Baseline:
     try:
         return Baseline.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        path = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise BaselineError(f"{where}: field {path}: {first['msg']}"
-                            + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")) \
-            from None
+        problems = [f"field {'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors()]
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise BaselineError(f"{where}: " + "; ".join(problems[:3]) + more) from None
 
 
 def load_baseline(path: Path) -> Baseline:

@@ -13,7 +13,9 @@ Two modes, chosen by the baseline's ``fixtures_hash`` against the result's
   cell or system, and a canary leak are *breaches*.
 - **bless** (the gated scenarios changed): the candidate baseline the change commits
   must equal this run exactly, and against the old baseline a vanished system or cell or
-  a shrinking ``gold_total`` is a breach (dropping or hiding scenarios that fail).
+  a shrinking ``gold_total`` is a breach (dropping or hiding scenarios that fail); the
+  scenarios whose files did not change (``scenario_hashes``) are still compared item by
+  item, as in regression mode, so one edited fixture cannot hide regressions elsewhere.
 
 A breach or regression passes only when a justification in the baseline names its key.
 A config mismatch, an incomplete or vacuous run, holdout in the run, or a corpus change
@@ -152,8 +154,10 @@ def _scenario(item: str) -> str:
     return item.rsplit("/", 1)[0]
 
 
-def _stochastic(label: str, baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> list[Finding]:
-    """Paired item pass-rate difference (run minus baseline) over the baseline's cells."""
+def _stochastic(label: str, baseline: Baseline, result: ResultDocument, n_boot: int, seed: int,
+                keep=lambda item: True) -> list[Finding]:
+    """Paired item pass-rate difference (run minus baseline) over the baseline's cells
+    (items for which ``keep(item)`` holds)."""
     old = baseline.systems[label].cells
     view = result.systems[label].gate
     items, before, after = [], [], []
@@ -162,6 +166,8 @@ def _stochastic(label: str, baseline: Baseline, result: ResultDocument, n_boot: 
             continue
         was_failed, now_failed = set(old[key].failed), set(cell.failed)
         for item in cell.items:
+            if not keep(item):
+                continue
             items.append(item)
             before.append(0.0 if item in was_failed else 1.0)
             after.append(0.0 if item in now_failed else 1.0)
@@ -176,6 +182,31 @@ def _stochastic(label: str, baseline: Baseline, result: ResultDocument, n_boot: 
     return []
 
 
+def _item_changes(label: str, baseline: Baseline, result: ResultDocument, n_boot: int, seed: int,
+                  keep=lambda item: True) -> tuple[list[Finding], list[Finding]]:
+    """(regressions, improvements) item by item over the cells both sides have."""
+    system, view = baseline.systems[label], result.systems[label].gate
+    deterministic = system.deterministic and view.deterministic
+    regressions, improvements = [], []
+    for key, old in sorted(system.cells.items()):
+        new = view.cells.get(key)
+        if new is None:
+            continue
+        asked = {i for i in new.items if keep(i)}
+        was, now = set(old.failed) & asked, set(new.failed) & asked
+        for item in sorted(now - was):
+            finding = Finding("newly_failed", f"newly_failed:{label}:{item}",
+                              f"{label} {key}: {item} passed in the baseline and fails now")
+            # A stochastic system's single flips are noise; its gate is the paired interval.
+            (regressions if deterministic else improvements).append(finding)
+        for item in sorted(was - now):
+            improvements.append(Finding("recovered", f"recovered:{label}:{item}",
+                                        f"{label} {key}: {item} failed in the baseline and passes now"))
+    if not deterministic:
+        regressions.extend(_stochastic(label, baseline, result, n_boot, seed, keep))
+    return regressions, improvements
+
+
 def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> Comparison:
     breaches, regressions, improvements = [], [], []
     for label, system in sorted(baseline.systems.items()):
@@ -185,25 +216,16 @@ def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: 
             if new is None:
                 breaches.append(Finding("vanished_cell", f"vanished_cell:{label}:{key}",
                                         f"{label} {key}: {old.gold_total} gold items in the baseline, none in the run"))
-                continue
-            if new.gold_total != old.gold_total:
+            elif new.gold_total != old.gold_total:
                 breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:{old.gold_total}->{new.gold_total}",
                                         f"{label} {key}: gold_total {old.gold_total} -> {new.gold_total}"))
-            was, now = set(old.failed), set(new.failed)
-            for item in sorted(now - was):
-                finding = Finding("newly_failed", f"newly_failed:{label}:{item}",
-                                  f"{label} {key}: {item} passed in the baseline and fails now")
-                # A stochastic system's single flips are noise; its gate is the paired interval.
-                (regressions if system.deterministic and view.deterministic else improvements).append(finding)
-            for item in sorted(was - now):
-                improvements.append(Finding("recovered", f"recovered:{label}:{item}",
-                                            f"{label} {key}: {item} failed in the baseline and passes now"))
         for key in sorted(set(view.cells) - set(system.cells)):
             breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:0->{view.cells[key].gold_total}",
                                     f"{label} {key}: a cell the baseline does not have "
                                     f"({view.cells[key].gold_total} gold items)"))
-        if not (system.deterministic and view.deterministic):
-            regressions.extend(_stochastic(label, baseline, result, n_boot, seed))
+        worse, better = _item_changes(label, baseline, result, n_boot, seed)
+        regressions += worse
+        improvements += better
     breaches.extend(_leaks(result, sorted(baseline.systems)))
     return Comparison(verdict=PASS, mode="regression", breaches=breaches, regressions=regressions,
                       improvements=improvements)
@@ -218,7 +240,8 @@ def _differing_cells(a: Baseline, b: Baseline) -> list[str]:
     return sorted(f"{label}/{key}" for label, key in keys if cell(a, label, key) != cell(b, label, key))
 
 
-def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Baseline | None) -> Comparison:
+def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Baseline | None,
+                    n_boot: int, seed: int) -> Comparison:
     old_hash, new_hash = baseline.fixtures_hash[:12], result.receipt.selection_hash[:12]
     if candidate is None or candidate.fixtures_hash != result.receipt.selection_hash:
         return inconclusive(
@@ -249,7 +272,22 @@ def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Basel
                 breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:{old.gold_total}->{new.gold_total}",
                                         f"{label} {key}: gold_total shrinks {old.gold_total} -> {new.gold_total}"))
     breaches.extend(_leaks(result, sorted(candidate.systems)))
-    return Comparison(verdict=PASS, mode="bless", breaches=breaches)
+    # Scenarios the change did not touch are still compared item by item: editing one
+    # fixture must not open the gate for regressions everywhere else.
+    unchanged = {sid for sid, digest in baseline.scenario_hashes.items()
+                 if result.receipt.scenario_hashes.get(sid) == digest}
+    regressions, improvements = [], []
+    for label in sorted(set(baseline.systems) & set(candidate.systems)):
+        worse, better = _item_changes(label, baseline, result, n_boot, seed,
+                                      keep=lambda item: _scenario(item) in unchanged)
+        regressions += worse
+        improvements += better
+    if not baseline.scenario_hashes:
+        breaches.append(Finding("unverifiable_bless", "unverifiable_bless",
+                                "the base branch's baseline has no scenario_hashes (written before they existed), "
+                                "so unchanged scenarios cannot be compared item by item; re-bless main first"))
+    return Comparison(verdict=PASS, mode="bless", breaches=breaches, regressions=regressions,
+                      improvements=improvements)
 
 
 def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline | None = None,
@@ -276,10 +314,12 @@ def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline |
             comparison.breaches = _justify(comparison.breaches, baseline)
             comparison.regressions = _justify(comparison.regressions, baseline)
         else:
-            comparison = _changed_corpus(baseline, result, candidate)
+            comparison = _changed_corpus(baseline, result, candidate, n_boot, seed)
             if comparison.verdict == INCONCLUSIVE:
                 return comparison
             comparison.breaches = _justify(comparison.breaches, baseline, candidate)
+            # Regressions in untouched scenarios: only the base branch may excuse them.
+            comparison.regressions = _justify(comparison.regressions, baseline)
     except BaselineError as exc:
         return inconclusive(str(exc))
     comparison.cells = _cell_rows(baseline, result)
@@ -292,4 +332,9 @@ def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline |
     else:
         comparison.reason = ("no regression or breach" + (f" ({justified} justified in the baseline)" if justified
                                                           else ""))
+    found = {f.key for f in comparison.breaches + comparison.regressions}
+    stale = sorted({j.breach for b in (baseline, candidate) if b is not None for j in b.justifications} - found)
+    if stale:
+        comparison.reason += (f"; {len(stale)} justifications name no finding of this run (stale? "
+                              f"{', '.join(stale[:3])})")
     return comparison

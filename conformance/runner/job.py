@@ -18,6 +18,7 @@ from conformance.contract.corpus import (
     gold_hash,
     read_gold,
     read_header,
+    scenario_hashes,
     selection_hash,
     session_index,
     validate_corpus,
@@ -263,13 +264,13 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
 
     receipt = Receipt(
         fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
-        selection_hash=selection_hash(fixtures, gold_dir),
+        selection_hash=selection_hash(fixtures, gold_dir), scenario_hashes=scenario_hashes(fixtures, gold_dir),
         scenarios=summary.scenarios,
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
                 "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
                 "answer_model": None, "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout},
         git_commit=git_commit(), versions=versions(fixtures_dir),
         isolation={s.label: s.isolation for s in systems}, seed=seed,

@@ -98,7 +98,9 @@ def test_baseline_is_byte_stable_across_reruns(tmp_path, corpus, keyword_run):
 def test_baseline_holds_quality_only(baseline):
     text = dumps(baseline)
     data = json.loads(text)
-    assert set(data) == {"schema_version", "fixtures_hash", "config", "systems", "justifications"}
+    assert set(data) == {"schema_version", "fixtures_hash", "config", "systems", "scenario_hashes",
+                         "justifications"}
+    assert sorted(data["scenario_hashes"]) == sorted(SCENARIOS)
     assert list(data["systems"]) == ["keyword"]  # controls and the reference normaliser are not gated
     for word in ("latency", "_ms", "storage", "started_at", "finished_at", "run_id", "host"):
         assert word not in text, word
@@ -129,6 +131,26 @@ def test_bad_baseline_files_name_the_problem(tmp_path):
         gate_missing = tmp_path / "absent.json"
         from conformance.gate.baseline import load_baseline
         load_baseline(gate_missing)
+
+
+def test_hand_edits_that_disagree_are_refused(baseline):
+    data = json.loads(dumps(baseline))
+    cell = next(c for c in data["systems"]["keyword"]["cells"].values() if c["failed"])
+    cell["gold_failed"] = 0
+    with pytest.raises(BaselineError, match="gold_failed is 0 but failed lists"):
+        parse_baseline(json.dumps(data), "b.json")
+    cell["gold_failed"], cell["gold_total"] = len(cell["failed"]), str(cell["gold_total"])
+    with pytest.raises(BaselineError, match="gold_total: Input should be a valid integer"):
+        parse_baseline(json.dumps(data), "b.json")
+    data = json.loads(dumps(baseline))
+    data["justifications"] = [{"breach": "x", "reason": "          "}]
+    with pytest.raises(BaselineError, match="at least 10 characters of words"):
+        parse_baseline(json.dumps(data), "b.json")
+
+
+def test_a_result_given_as_the_baseline_is_named(keyword_run):
+    with pytest.raises(BaselineError, match="this is a result.json, not a baseline"):
+        parse_baseline(keyword_run.model_dump_json(), "r.json")
 
 
 def test_update_keeps_justifications(tmp_path, keyword_run):
@@ -278,6 +300,28 @@ def test_attack_vacuous_pass(tmp_path, baseline, keyword_run):
     controls_only = keyword_run.model_copy(update={"systems": {k: v for k, v in keyword_run.systems.items()
                                                                if k != "keyword"}})
     assert exit_code(compare(baseline, controls_only)) == 2
+
+
+def test_attack_edit_one_fixture_to_hide_a_regression_elsewhere(tmp_path, baseline):
+    """Bless mode still compares untouched scenarios item by item."""
+    fixtures, gold = make_corpus(tmp_path / "touched")
+    path = fixtures / f"{SCENARIOS[1]}.jsonl"
+    lines = path.read_text().splitlines()
+    session = json.loads(lines[1])
+    session["messages"][0]["text"] += " Cheers."  # one harmless byte-level change
+    path.write_text("\n".join([lines[0], json.dumps(session), *lines[2:]]) + "\n")
+    touched = run(tmp_path, fixtures, gold)
+    fail = [i for i in passing_items(touched, 10_000) if i.startswith(SCENARIOS[0])][:2]
+    degraded = edited(touched, fail=fail)
+    comparison = compare(baseline, degraded, candidate=baseline_from_result(degraded))
+    assert comparison.mode == "bless" and exit_code(comparison) == 1
+    assert [f.key for f in comparison.regressions] == [f"newly_failed:keyword:{i}" for i in fail]
+    # the candidate (written by the change) cannot excuse them; the base branch can
+    excuses = [Justification(breach=f"newly_failed:keyword:{i}", reason="accepted by the maintainers on main")
+               for i in fail]
+    assert exit_code(compare(baseline, degraded, candidate=baseline_from_result(degraded, excuses))) == 1
+    assert exit_code(compare(baseline.model_copy(update={"justifications": excuses}), degraded,
+                             candidate=baseline_from_result(degraded))) == 0
 
 
 def test_changed_fixture_in_bless_mode(tmp_path, baseline):

@@ -128,7 +128,7 @@ def comparable(doc: dict) -> dict:
     receipt = out["receipt"]
     for key in ("started_at", "finished_at", "isolation", "git_commit"):
         receipt.pop(key, None)
-    for key in ("run_id", "records"):
+    for key in ("run_id", "records", "resumed"):
         receipt["config"].pop(key, None)
     return out
 
