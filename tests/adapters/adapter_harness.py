@@ -3,6 +3,9 @@ Store/Flush and Retrieve calls every adapter test makes over gRPC."""
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
+
 import pytest
 
 from conformance.backend.venvs import VenvError, looks_offline
@@ -53,3 +56,27 @@ def store_all(stub, ns, sessions=SESSIONS, flush_s=30):
 def retrieve(stub, ns, query, k=3):
     return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
                                                  now="2026-03-10T09:00:00Z"), timeout=60).hits)
+
+
+@contextmanager
+def scoped_env(names, **values):
+    """Set (value) or remove (None) each variable of ``names`` for the duration; restore after.
+
+    The runner's launcher passes an adapter only the variables its adapter.yaml names, read
+    from this process's environment, so a test sets them here around the start.
+    """
+    saved = {k: os.environ.get(k) for k in names}
+    try:
+        for k in names:
+            v = values.get(k)
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

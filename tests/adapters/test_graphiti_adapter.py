@@ -20,7 +20,6 @@ import re
 import sys
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -33,6 +32,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import SESSIONS, open_adapter, retrieve as _retrieve  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
 from fake_anthropic import FakeAnthropic, chosen_tool, schema_instance  # noqa: E402
@@ -148,24 +148,9 @@ def graphiti_responder(request: dict):
 # -- fixtures --------------------------------------------------------------------------
 
 
-@contextmanager
 def _env(**values):
     """Set (value) or remove (None) the adapter's variables for the duration; restore after."""
-    saved = {k: os.environ.get(k) for k in VARS}
-    try:
-        for k in VARS:
-            v = values.get(k)
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return scoped_env(VARS, **values)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ tests started and points at something that is not this fake.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -26,6 +25,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
 from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
 from adapter_harness import SESSIONS  # noqa: E402
@@ -40,23 +40,9 @@ API_KEY = "fake-letta-test-key"
 ALLOWED = ("/v1/health/", "/v1/agents")
 
 
-@contextlib.contextmanager
 def _environ(**values):
     """Set (str) or remove (None) these variables for the duration; restore afterwards."""
-    saved = {k: os.environ.get(k) for k in ENV}
-    try:
-        for k in ENV:
-            os.environ.pop(k, None)
-        for k, v in values.items():
-            if v is not None:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return scoped_env(ENV, **values)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ import os
 import re
 import sys
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -32,6 +31,7 @@ from conformance.backend.venvs import VenvError, looks_offline
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import scoped_env  # noqa: E402
 from fake_anthropic import FakeAnthropic, request_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,24 +42,9 @@ MODEL = "claude-haiku-4-5-20251001"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"
 
 
-@contextmanager
 def _env(**values):
-    """Set (value) or remove (None) the Anthropic variables for the duration; restore after."""
-    saved = {k: os.environ.get(k) for k in VARS}
-    try:
-        for k in VARS:
-            v = values.get(k)
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    """Set (value) or remove (None) the adapter's variables for the duration; restore after."""
+    return scoped_env(VARS, **values)
 
 
 def _start(**env) -> ProcessAdapter:

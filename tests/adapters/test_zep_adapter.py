@@ -15,7 +15,6 @@ import os
 import sys
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -28,6 +27,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
 from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
 from adapter_harness import SESSIONS  # noqa: E402
@@ -37,24 +37,9 @@ ADAPTER = adapters_dir() / "zep"
 VARS = ("ZEP_API_KEY", "ZEP_BASE_URL")
 
 
-@contextmanager
 def _env(**values):
-    """Set (value) or remove (None) the Zep variables for the duration; restore after."""
-    saved = {k: os.environ.get(k) for k in VARS}
-    try:
-        for k in VARS:
-            v = values.get(k)
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    """Set (value) or remove (None) the adapter's variables for the duration; restore after."""
+    return scoped_env(VARS, **values)
 
 
 @pytest.fixture(scope="module")
