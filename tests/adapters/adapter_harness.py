@@ -58,6 +58,42 @@ def retrieve(stub, ns, query, k=3):
                                                  now="2026-03-10T09:00:00Z"), timeout=60).hits)
 
 
+def snapshot(stub, ns):
+    """Every item of the namespace's Snapshot stream."""
+    return list(stub.Snapshot(pb.SnapshotRequest(namespace=ns), timeout=60))
+
+
+def source_ids(hits):
+    """The provenance ids of hits, in hit order."""
+    return [sid for h in hits for sid in h.source_ids]
+
+
+def assert_namespace_rules(stub, query="dogs"):
+    """Every call on a never-Reset or empty namespace fails INVALID_ARGUMENT with a clear
+    message; Reset alone gives an empty memory that Flush reports ready."""
+    import grpc
+
+    calls = {
+        "Store": lambda ns: stub.Store(pb.StoreRequest(namespace=ns, session=SESSIONS[0]), timeout=30),
+        "Flush": lambda ns: stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=5), timeout=30),
+        "Retrieve": lambda ns: retrieve(stub, ns, query),
+        "Snapshot": lambda ns: snapshot(stub, ns),
+        "Forget": lambda ns: stub.Forget(pb.ForgetRequest(namespace=ns, source_ids=["s1-m1"]), timeout=30),
+    }
+    for name, call in calls.items():
+        for ns, says in (("never-reset", "call Reset first"), ("", "empty namespace")):
+            with pytest.raises(grpc.RpcError) as err:
+                call(ns)
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, name
+            assert says in err.value.details(), (name, err.value.details())
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Reset(pb.ResetRequest(namespace=""), timeout=30)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    stub.Reset(pb.ResetRequest(namespace="reset-only"), timeout=30)  # Reset alone: an empty memory
+    assert retrieve(stub, "reset-only", query) == [] and snapshot(stub, "reset-only") == []
+    assert stub.Flush(pb.FlushRequest(namespace="reset-only", timeout_s=5), timeout=30).ready is True
+
+
 @contextmanager
 def scoped_env(names, **values):
     """Set (value) or remove (None) each variable of ``names`` for the duration; restore after.

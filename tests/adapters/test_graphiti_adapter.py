@@ -32,6 +32,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import snapshot as _snapshot  # noqa: E402
 from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import SESSIONS, open_adapter, retrieve as _retrieve  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
@@ -182,10 +183,6 @@ def _store(stub, ns, sessions=SESSIONS):
     replies = [stub.Store(pb.StoreRequest(namespace=ns, session=s), timeout=120) for s in sessions]
     assert stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=30), timeout=60).ready is True
     return replies
-
-
-def _snapshot(stub, ns):
-    return list(stub.Snapshot(pb.SnapshotRequest(namespace=ns), timeout=60))
 
 
 # -- tests -----------------------------------------------------------------------------

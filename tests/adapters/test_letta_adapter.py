@@ -25,6 +25,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adapter_harness import snapshot as _snapshot, source_ids as _ids, assert_namespace_rules  # noqa: E402
 from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
 from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
@@ -69,14 +70,6 @@ def stub(system):
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: f"{m.author}: {m.text}" for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
-
-
-def _snapshot(stub, ns):
-    return list(stub.Snapshot(pb.SnapshotRequest(namespace=ns), timeout=60))
-
-
-def _ids(hits):
-    return [sid for h in hits for sid in h.source_ids]
 
 
 def _agent_of(fake, ns):
@@ -168,25 +161,7 @@ def test_k_is_honoured(stub):
 
 @pytest.mark.slow
 def test_a_namespace_must_be_reset_first_and_named(stub):
-    calls = {
-        "Store": lambda ns: stub.Store(pb.StoreRequest(namespace=ns, session=SESSIONS[0]), timeout=30),
-        "Flush": lambda ns: stub.Flush(pb.FlushRequest(namespace=ns, timeout_s=5), timeout=30),
-        "Retrieve": lambda ns: _retrieve(stub, ns, "dogs"),
-        "Snapshot": lambda ns: _snapshot(stub, ns),
-        "Forget": lambda ns: stub.Forget(pb.ForgetRequest(namespace=ns, source_ids=["s1-m1"]), timeout=30),
-    }
-    for name, call in calls.items():
-        for ns, says in (("never-reset", "call Reset first"), ("", "empty namespace")):
-            with pytest.raises(grpc.RpcError) as err:
-                call(ns)
-            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, name
-            assert says in err.value.details(), (name, err.value.details())
-    with pytest.raises(grpc.RpcError) as err:
-        stub.Reset(pb.ResetRequest(namespace=""), timeout=30)
-    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    stub.Reset(pb.ResetRequest(namespace="reset-only"), timeout=30)  # Reset alone: an empty memory
-    assert _retrieve(stub, "reset-only", "dogs") == [] and _snapshot(stub, "reset-only") == []
-    assert stub.Flush(pb.FlushRequest(namespace="reset-only", timeout_s=5), timeout=30).ready is True
+    assert_namespace_rules(stub)
 
 
 @pytest.mark.slow

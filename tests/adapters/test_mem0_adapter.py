@@ -31,6 +31,7 @@ from conformance.backend.venvs import VenvError, looks_offline
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import snapshot as _snapshot  # noqa: E402
 from adapter_harness import scoped_env  # noqa: E402
 from fake_anthropic import FakeAnthropic, request_text  # noqa: E402
 
@@ -97,10 +98,6 @@ def _store_all(stub, ns):
 def _retrieve(stub, ns, query, k=3):
     return list(stub.Retrieve(pb.RetrieveRequest(namespace=ns, query=query, k=k, querying_entity="alice",
                                                  now="2026-03-10T09:00:00Z"), timeout=60).hits)
-
-
-def _snapshot(stub, ns):
-    return list(stub.Snapshot(pb.SnapshotRequest(namespace=ns), timeout=60))
 
 
 def test_manifest_validates_against_the_launcher_schema():

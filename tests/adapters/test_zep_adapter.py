@@ -27,6 +27,7 @@ from conformance.paths import adapters_dir
 from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
+from adapter_harness import snapshot as _snapshot, source_ids as _ids  # noqa: E402
 from adapter_harness import scoped_env  # noqa: E402
 from adapter_harness import message as _message  # noqa: E402
 from adapter_harness import open_adapter, retrieve as _retrieve, store_all as _store_all  # noqa: E402
@@ -64,14 +65,6 @@ def stub(system):
 ALL_IDS = [m.message_id for s in SESSIONS for m in s.messages]
 TEXT_OF = {m.message_id: m.text for s in SESSIONS for m in s.messages}
 TIME_OF = {m.message_id: m.timestamp for s in SESSIONS for m in s.messages}
-
-
-def _snapshot(stub, ns):
-    return list(stub.Snapshot(pb.SnapshotRequest(namespace=ns), timeout=60))
-
-
-def _ids(hits):
-    return [sid for h in hits for sid in h.source_ids]
 
 
 def test_manifest_validates_against_the_launcher_schema():
