@@ -121,6 +121,8 @@ class _ScenarioState:
 
     markers: dict[str, str] = field(default_factory=dict)
     streamed: list[str] = field(default_factory=list)
+    streamed_ids: set[str] = field(default_factory=set)
+    """``streamed`` as a set: every Retrieve reply is checked against it (no rebuild per probe)."""
     session_of: dict[str, str] = field(default_factory=dict)
     asker_of: dict[str, str] = field(default_factory=dict)
     private_of: dict[str, str] = field(default_factory=dict)
@@ -265,6 +267,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                               "violations": [] if outcome.items_stored >= 0 else
                               [f"negative items_stored {outcome.items_stored}"], "error": None})
             state.streamed.append(line.session_id)
+            state.streamed_ids.add(line.session_id)
             state.session_of.update((m.message_id, line.session_id) for m in stored.messages)
             state.private_of.update((m.message_id, m.author) for m in stored.messages if m.scope == "private")
             if covers:
@@ -417,7 +420,7 @@ def check_reply(outcome, state: _ScenarioState) -> None:
     :data:`MAX_HIT_CHARS`. Lesser breaches (too many hits, odd scores) are repaired and
     reported as violations instead (:func:`contract_violations`).
     """
-    streamed = set(state.streamed)
+    streamed = state.streamed_ids
     for hit in outcome.hits:
         unknown = [sid for sid in hit.source_ids if sid not in state.session_of and sid not in streamed]
         if unknown:
