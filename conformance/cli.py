@@ -129,19 +129,39 @@ def _errors_exit_2(fn):
 @click.option("--sealed-holdout", is_flag=True,
               help="Add holdout scenarios generated from the secret seed in DRIFT_HOLDOUT_SEED (they exist in no "
                    "repository; the receipt keeps only the seed's hash) in place of the committed holdout.")
+@click.option("--answer-model", metavar="MODEL_ID",
+              help="Opt-in: this pinned (dated) Anthropic model answers every probe from the budgeted context, at "
+                   "temperature 0 with one fixed prompt, in place of the hermetic reader (needs ANTHROPIC_API_KEY).")
+@click.option("--judge-model", metavar="MODEL_ID",
+              help="Opt-in: this pinned model grades free-form answers that do not match the gold exactly, blinded "
+                   "to the system and shuffled across systems (needs --answer-model).")
+@click.option("--allow-alias", is_flag=True, help="Accept an undated model alias (the served model is still recorded).")
+@click.option("--answer-max-tokens", default=64, show_default=True, type=click.IntRange(1, 4096),
+              help="Output cap of the answer model, in tokens.")
+@click.option("--budget-usd", type=click.FloatRange(0), metavar="USD",
+              help="Stop cleanly once the answer model and judge have spent this much (the result is incomplete, "
+                   "exit 2; --resume continues, cached calls are free).")
+@click.option("--llm-cache", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Response cache of the answer model and judge (reruns are free and identical).  "
+                   "[default: <cache dir>/llm]")
+@click.option("--known-bad", "known_bad", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="YAML mapping of probe id -> reason: those probes (doubtful public gold) are left out of every "
+                   "metric and reported apart.")
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
          encoding, gate, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
-         compare_with, update_baseline, sealed_holdout):
+         compare_with, update_baseline, sealed_holdout, answer_model, judge_model, allow_alias, answer_max_tokens,
+         budget_usd, llm_cache, known_bad):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
     drift-conformance --adapter keyword --adapter mem0 --out result.json
     drift-conformance report result.json --html report.html
     drift-conformance --adapter keyword:latest --out result.json      # in a container
-    drift-conformance generate | validate | schema | adapters | build NAME | import locomo PATH --out DIR
+    drift-conformance generate | validate | schema | adapters | build NAME | audit sample|score
+    drift-conformance import locomo|longmemeval|beam|guide PATH --out DIR | export guide --split ci --out FILE
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -193,9 +213,17 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
             del secret
         if resume and sealed_holdout:
             raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
+        from conformance.llm.settings import llm_settings
+        from conformance.runner.job import load_known_bad
+
+        bad = load_known_bad(known_bad) if known_bad is not None else None
+
+        llm = llm_settings(answer_model, judge_model, allow_alias=allow_alias, budget_usd=budget_usd,
+                           cache_dir=llm_cache or paths.cache_dir() / "llm", answer_max_tokens=answer_max_tokens)
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
                                  log, repeat, baseline_system, isolation, show, sealed,
-                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate))
+                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,
+                                      known_bad=bad))
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
@@ -287,13 +315,64 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
 @click.option("--seed", default=42, show_default=True, type=int)
 @click.option("--check", is_flag=True,
               help="Generate into a scratch folder and exit 2 when the corpus differs from it by a byte.")
+@click.option("--synthesizer", type=click.Choice(["template", "llm"]), default="template", show_default=True,
+              help="Who writes the turns: seeded templates, or an LLM (one checked call per session, template "
+                   "fallback; needs ANTHROPIC_API_KEY, --synth-model, --budget-usd, --fixtures and --gold).")
+@click.option("--synth-model", metavar="MODEL_ID", help="The LLM synthesizer's dated model id, e.g. "
+                                                        "claude-haiku-4-5-20251001.")
+@click.option("--allow-alias", is_flag=True, help="Accept an undated model alias for --synth-model.")
+@click.option("--budget-usd", type=click.FloatRange(min=0), metavar="USD",
+              help="Most the LLM synthesizer may spend (required with --synthesizer llm; cached answers cost nothing).")
+@click.option("--llm-cache", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="The LLM synthesizer's response cache (a regeneration from it is free and byte-identical) "
+                   "[default: <cache dir>/llm]")
 @_errors_exit_2
-def generate(fixtures_dir, gold_dir, seed, check):
+def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allow_alias, budget_usd, llm_cache):
     """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger."""
     import tempfile
 
     if (fixtures_dir is None) != (gold_dir is None):
         raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    if synthesizer == "llm":
+        # Off by default; never the committed corpus (template-built), never --check.
+        if check:
+            raise Failure("--check compares the committed corpus, which the template synthesizer builds; "
+                          "it does not combine with --synthesizer llm")
+        if fixtures_dir is None:
+            raise Failure("--synthesizer llm writes a corpus of its own, never the committed (template-built) one: "
+                          "pass --fixtures DIR --gold DIR")
+        if not synth_model or budget_usd is None:
+            raise Failure("--synthesizer llm needs --synth-model (a dated model id, e.g. claude-haiku-4-5-20251001) "
+                          "and --budget-usd (the most it may spend, in USD; cached answers cost nothing)")
+        from conformance.llm.budget import Budget
+        from conformance.llm.client import AnthropicClient
+        from conformance.llm.errors import BudgetSpent
+        from conformance.world.llm_synthesis import LLMSynthesizer, ledger_fields
+
+        client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),
+                                 cache=llm_cache if llm_cache is not None else paths.cache_dir() / "llm",
+                                 purpose="the LLM transcript synthesizer (--synthesizer llm)")
+        synth = LLMSynthesizer(client)
+        try:  # every call happens here, in a scratch folder: a spent budget leaves the target untouched
+            with tempfile.TemporaryDirectory() as tmp:
+                _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed, synthesizer=synth)
+        except BudgetSpent as exc:
+            raise Failure(f"{exc} Generation stopped: nothing was written to {fixtures_dir} or {gold_dir}; the "
+                          f"{synth.stats.calls} answers paid for so far are cached in {client.cache.directory}, "
+                          "so a rerun pays only for the rest.".replace("[", r"\[")) from None
+        done, extra = synth.stats.to_record(), ledger_fields(synth, seed, allow_alias)
+        # The same sessions again, answered from memory (no call), written into the target.
+        ids = _generate_into(fixtures_dir, gold_dir, seed, synthesizer=synth, ledger_extra=extra)
+        if (synth.stats.calls, synth.stats.cached) != (done["calls"], done["cached"]):
+            raise RuntimeError("the second pass asked the model again: the generator is not deterministic")
+        reasons = ", ".join(f"{k} {v}" for k, v in done["fallback_reasons"].items())
+        click.echo(f"LLM synthesis with {client.model}: {done['sessions']} sessions, {done['calls']} calls, "
+                   f"{done['cached']} cached, {done['fallbacks']} template fallbacks"
+                   + (f" ({reasons})" if reasons else "") + f", ${done['cost_usd']:.4f} spent")
+        click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+        return
+    if synth_model or allow_alias or budget_usd is not None or llm_cache is not None:
+        raise Failure("--synth-model, --allow-alias, --budget-usd and --llm-cache go with --synthesizer llm")
     if fixtures_dir is None and gold_dir is None and paths.checkout_root() is None and not check:
         raise Failure("generate rewrites the committed corpus of a source checkout; this is an installed copy: "
                       "pass --fixtures DIR --gold DIR")
@@ -314,7 +393,8 @@ def generate(fixtures_dir, gold_dir, seed, check):
     click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
 
 
-def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
+def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int, synthesizer=None,
+                   ledger_extra: dict | None = None) -> list[str]:
     import json
 
     from conformance.contract.corpus import LEDGER_NAME, build_ledger
@@ -347,9 +427,10 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int) -> list[str]:
     for scenario in earlier:
         (Path(fixtures_dir) / f"{scenario}.jsonl").unlink(missing_ok=True)
         (Path(gold_dir) / f"{scenario}.json").unlink(missing_ok=True)
-    ids = generate_corpus(fixtures_dir, gold_dir, seed=seed)
+    ids = generate_corpus(fixtures_dir, gold_dir, seed=seed, synthesizer=synthesizer)
     ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}",
                           corpus_version=CORPUS_VERSION)
+    ledger.update(ledger_extra or {})  # --synthesizer llm: synthesizer, model, corpus_version, rebuild
     (Path(fixtures_dir) / LEDGER_NAME).write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n",
                                                    encoding="utf-8")
     return ids
@@ -548,14 +629,28 @@ def import_locomo_cmd(path, out_dir):
                f"--gold {out_dir / 'gold'}")
 
 
+@main.group("export")
+def export_group():
+    """Export the corpus in another harness's format (the comparison guide's JSONL cases)."""
+
+
 def _register_subcommands() -> None:
     # Each lives beside what it drives; importing them is cheap (heavy imports happen inside).
     from conformance.backend.build_command import build_cmd
     from conformance.backend.check_command import check_adapter_cmd
     from conformance.gate.command import compare_cmd
+    from conformance.importers import guide
+    from conformance.importers.beam import cli_command as import_beam_cmd
+    from conformance.importers.longmemeval import cli_command as import_longmemeval_cmd
+    from conformance.llm.audit_command import audit_group
     from conformance.report.command import report_cmd
 
     main.add_command(report_cmd)
+    main.add_command(audit_group)
+    import_.add_command(import_beam_cmd)
+    import_.add_command(import_longmemeval_cmd)
+    import_.add_command(guide.import_command)
+    export_group.add_command(guide.export_command)
     main.add_command(check_adapter_cmd)
     main.add_command(build_cmd)
     main.add_command(compare_cmd)

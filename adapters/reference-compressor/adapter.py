@@ -33,8 +33,24 @@ The summary is stored as ONE memory item (item id = session id) whose ``source_i
 the message ids of the sentences kept, so provenance is at message level. A session that
 is all filler yields an empty summary and stores nothing (``items_stored`` = 0).
 
-Store reports zero LLM tokens because it makes no LLM call. The LLM form of the reference
-compressor (used once an answer model is configured) will report the tokens it spends.
+Store reports zero LLM tokens because it makes no LLM call.
+
+**LLM form** (opt-in: ``DRIFT_REFERENCE_LLM_MODEL`` set to a dated Anthropic model id *and*
+``ANTHROPIC_API_KEY`` set; a key alone never switches it on, the model variable without a key
+is a start-up error). This is the compressor DRIFT §7.7 assumes: Store makes ONE Messages API
+call per session (:data:`LLM_SYSTEM`, temperature 0, at most :data:`LLM_MAX_TOKENS` output
+tokens) through the suite's own client (:mod:`drift_sdk.llm`: pinned model, retries, response
+cache, budget), asking for a summary that keeps each speaker and every fact with its value.
+The answer, after the date prefix, is cut to 512 o200k_base tokens with tiktoken if longer,
+and stored as ONE item (item id = session id) whose ``source_ids`` are all the session's
+message ids: provenance is session-granular. Store's Usage reports the call's input and output
+tokens and ``llm_calls`` = 1 (also when the answer came from the response cache: the tokens
+are what the method costs, so TC_ref counts them and a cached rerun reports the same figures).
+Retrieve is BM25 as in the extractive form, with no LLM call. Forget is not offered (a summary
+cannot be rewritten without its transcript) and ``deterministic`` is not claimed. Optional:
+``ANTHROPIC_BASE_URL`` (another endpoint), ``DRIFT_REFERENCE_LLM_CACHE`` (the response-cache
+folder; without it the cache lives in the adapter's working folder, for one process),
+``DRIFT_REFERENCE_LLM_BUDGET_USD`` (a spend cap; a spent budget fails Store with a clear message).
 
 Retrieve ranks the summaries with BM25 (bm25s, English Snowball stemmer, as the keyword
 adapter); the index of a namespace is rebuilt at Flush, so a summary is searchable once
@@ -52,6 +68,8 @@ Steps 1-3 live in :mod:`drift_sdk.summary`, which the runner's summary gate
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 
 import bm25s
@@ -81,6 +99,69 @@ from drift_sdk.tokens import encoding
 
 _STEMMER = Stemmer.Stemmer("english")
 
+MODEL_VAR, KEY_VAR = "DRIFT_REFERENCE_LLM_MODEL", "ANTHROPIC_API_KEY"
+CACHE_VAR, BUDGET_VAR = "DRIFT_REFERENCE_LLM_CACHE", "DRIFT_REFERENCE_LLM_BUDGET_USD"
+#: The answer's cap in the model's own tokens (the stored text is then cut to 512 o200k tokens).
+LLM_MAX_TOKENS = 640
+LLM_SYSTEM = (
+    "You compress one session of a conversation into a memory note that will later be searched to answer "
+    "questions about the participants. Keep every fact, preference, constraint, decision, plan, change and "
+    "event, each with its exact value (names, places, numbers, dates, versions, identifiers, quoted phrases) "
+    "and attributed to the participant who said it, by the id given before their message. When something "
+    "changed, say so and give the new value. Leave out greetings, thanks, filler and small talk. Write plain "
+    "sentences, no headings or lists, at most 300 words. If nothing in the session is worth keeping, answer "
+    "with one short sentence saying so.")
+
+
+class ConfigError(ValueError):
+    """Bad LLM-form configuration from the environment (the message says what to set)."""
+
+
+def llm_config(environ=os.environ) -> dict | None:
+    """The LLM form's settings from the environment, or None for the extractive form.
+
+    On when ``DRIFT_REFERENCE_LLM_MODEL`` and ``ANTHROPIC_API_KEY`` are both set; the key alone
+    leaves the extractive form on. Returns ``{"model", "cache", "budget"}`` (never the key).
+
+    Raises:
+        ConfigError: the model is set without a key.
+    """
+    model = (environ.get(MODEL_VAR) or "").strip()
+    if not model:
+        return None
+    if not (environ.get(KEY_VAR) or "").strip():
+        raise ConfigError(f"{MODEL_VAR} asks for the reference compressor's LLM form, which needs {KEY_VAR} "
+                          "(an Anthropic API key); unset it for the extractive form")
+    return {"model": model, "cache": (environ.get(CACHE_VAR) or "").strip() or "llm-cache",
+            "budget": (environ.get(BUDGET_VAR) or "").strip() or None}
+
+
+def transcript(session) -> str:
+    """What the model reads: the session's date and participants, then one line per message."""
+    when = session.time or next((m.timestamp for m in session.messages if m.timestamp), "")
+    head = f"Session {session.session_id}" + (f" on {when}" if when else "")
+    if session.participants:
+        head += ", participants: " + ", ".join(session.participants)
+    return head + "\n\n" + "\n".join(f"{m.author}: {m.text}" for m in session.messages)
+
+
+def cut_to_cap(prefix: str, text: str, cap: int = SUMMARY_CAP_TOKENS) -> str:
+    """``prefix + text``, with ``text`` cut (at a token, then back to the last whitespace when
+    there is one in its second half) so that the whole is at most ``cap`` o200k_base tokens."""
+    enc = encoding(ENCODING)
+    text = " ".join(text.split())
+    whole = prefix + text
+    if len(enc.encode(whole)) <= cap:
+        return whole
+    room = cap - len(enc.encode(prefix))
+    cut = enc.decode(enc.encode(text)[:max(0, room)])
+    while cut and len(enc.encode(prefix + cut)) > cap:  # a decode can re-tokenise a little longer
+        cut = cut[:-1]
+    space = cut.rfind(" ")
+    if space > len(cut) // 2:
+        cut = cut[:space]
+    return prefix + cut.rstrip()
+
 
 @dataclass
 class Summary:
@@ -96,6 +177,16 @@ class Summary:
     @property
     def source_ids(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(s.message_id for s in self.sentences))
+
+
+@dataclass
+class LLMSummary:
+    """The LLM form's one item per session: session-granular provenance."""
+
+    session_id: str
+    timestamp: str
+    text: str
+    source_ids: tuple[str, ...]
 
 
 @dataclass
@@ -116,11 +207,44 @@ class ReferenceCompressorBackend(Backend):
     capabilities = Capabilities(provenance=True, snapshot=True, forget=True, flush_signal=True,
                                 deterministic=True)
 
-    def __init__(self) -> None:
+    def __init__(self, environ=None) -> None:
         encoding(ENCODING)  # load the BPE file now: a missing one fails at start, not mid-run
         self._spaces: dict[str, _Namespace] = {}
+        self._llm = None
+        config = llm_config(os.environ if environ is None else environ)
+        if config is not None:
+            self._start_llm(config, os.environ if environ is None else environ)
+
+    def _start_llm(self, config: dict, environ) -> None:
+        from drift_sdk.llm import AnthropicClient, Budget
+
+        self._llm = AnthropicClient(config["model"], cache=config["cache"], budget=Budget(config["budget"]),
+                                    environ=environ, purpose="the reference compressor's LLM form")
+        self._llm_config = config
+        model = self._llm.model
+        self.version = (f"1 llm ({model}, one call per session; bm25s {bm25s.__version__}, "
+                        f"tiktoken {tiktoken.__version__})")
+        self.internal_models = (model,)
+        self.capabilities = Capabilities(provenance=True, snapshot=True, forget=False, flush_signal=True,
+                                         deterministic=False)
 
     def settings(self):
+        if self._llm is not None:
+            cache = self._llm_config["cache"]
+            budget = self._llm_config["budget"]
+            return {"form": f"llm: one Messages API call per session in Store ({self._llm.model}, temperature 0, "
+                            f"at most {LLM_MAX_TOKENS} output tokens), none in Retrieve",
+                    "model": self._llm.model,
+                    "summary_cap": f"{SUMMARY_CAP_TOKENS} tokens (tiktoken {ENCODING}), one summary per session; "
+                                   "a longer answer is cut with tiktoken",
+                    "provenance": "session-granular: each summary cites every message id of its session",
+                    "usage": "Store reports the call's input and output tokens (also when served from the cache)",
+                    "response_cache": cache if cache != "llm-cache" else "llm-cache in the working folder "
+                                                                         "(this process only)",
+                    "budget_usd": budget or "unlimited (counted)",
+                    "ranker": "BM25 over summaries (bm25s defaults: k1=1.5, b=0.75, method lucene)",
+                    "stemmer": "snowball english", "stopwords": "en",
+                    "forget": "not offered (a summary cannot be rewritten without its transcript)"}
         return {"form": "extractive (deterministic, no LLM call in Store or Retrieve)",
                 "summary_cap": f"{SUMMARY_CAP_TOKENS} tokens (tiktoken {ENCODING}), one summary per session",
                 "filler": FILLER_RULE, "salience": SALIENCE,
@@ -141,11 +265,26 @@ class ReferenceCompressorBackend(Backend):
         space = self._space(namespace)
         timestamp = session.time or next((m.timestamp for m in session.messages if m.timestamp), "")
         prefix = date_prefix(timestamp)
+        if self._llm is not None:
+            return self._store_llm(space, session, timestamp, prefix)
         kept = compress(prefix, informative_sentences(session))
         if not kept:
             return StoreResult(usage=Usage(), items_stored=0)
         space.summaries.append(Summary(session.session_id, timestamp, prefix, kept))
         return StoreResult(usage=Usage(), items_stored=1)
+
+    def _store_llm(self, space: _Namespace, session, timestamp: str, prefix: str) -> StoreResult:
+        if not session.messages:
+            return StoreResult(usage=Usage(), items_stored=0)
+        reply = self._llm.complete(LLM_SYSTEM, [{"role": "user", "content": transcript(session)}],
+                                   max_tokens=LLM_MAX_TOKENS, temperature=0)
+        usage = Usage(input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, llm_calls=1)
+        text = cut_to_cap(prefix, reply.text)
+        if not text[len(prefix):].strip():
+            return StoreResult(usage=usage, items_stored=0)
+        ids = tuple(dict.fromkeys(m.message_id for m in session.messages))
+        space.summaries.append(LLMSummary(session.session_id, timestamp, text, ids))
+        return StoreResult(usage=usage, items_stored=1)
 
     def flush(self, namespace, timeout_s):
         space = self._space(namespace)
@@ -185,6 +324,8 @@ class ReferenceCompressorBackend(Backend):
                 for s in self._space(namespace).summaries]
 
     def forget(self, namespace, source_ids):
+        if self._llm is not None:
+            raise NotImplementedError("forget (the LLM form cannot rewrite a summary without its transcript)")
         space = self._space(namespace)
         drop = set(source_ids)
         changed = 0
@@ -208,5 +349,18 @@ def _neg(timestamp: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in timestamp)
 
 
+def main() -> None:
+    from drift_sdk.llm.errors import LLMError
+
+    try:
+        backend = ReferenceCompressorBackend()
+    except (ConfigError, LLMError) as exc:  # messages name the variable to set, never the key
+        print(f"reference-compressor adapter: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+    if backend._llm is not None:
+        print(f"reference-compressor adapter: LLM form, {backend._llm.model}", file=sys.stderr, flush=True)
+    serve(backend)
+
+
 if __name__ == "__main__":
-    serve(ReferenceCompressorBackend())
+    main()

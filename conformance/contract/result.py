@@ -122,6 +122,13 @@ class SystemResult(_Doc):
     """What the CI gate compares (``drift-conformance compare``); absent in results older
     than the gate."""
     notes: list[str] = []
+    known_bad: dict[str, MetricValue] = {}
+    """With ``--known-bad``: accuracy, abstention accuracy and recall over the listed probes,
+    which every other metric leaves out."""
+    judging: dict[str, int] = {}
+    """With ``--answer-model``: how the first replicate's answers were graded, per method:
+    ``exact``, ``declined``, ``judge``, ``judge_unparseable`` (counted as wrong),
+    ``not_judged`` (judging stopped early), ``judge_correct``. Empty without an answer model."""
 
 
 class Receipt(_Doc):
@@ -156,3 +163,10 @@ class ResultDocument(_Doc):
     complete: bool = True
     """False when a run stopped early; such a result exits 2."""
     errors: list[str] = []
+    spend: dict[str, Any] | None = None
+    """With ``--answer-model``: ``answer`` and ``judge`` usage (calls made, calls served from
+    the response cache, input/output tokens, ``cost_usd``; ``served_models``), ``total_usd``,
+    ``budget_usd`` and whether it ran out. None for hermetic runs (they spend nothing)."""
+    oracle_ceiling: dict[str, Any] | None = None
+    """Per dataset (fixture ``source``): the oracle's recall_at_k, recall_all_in_budget and
+    accuracy, probes, and ``reasons`` it sits below 1 (:mod:`conformance.scoring.ceiling`)."""

@@ -66,6 +66,21 @@ def load_result(path: Path) -> ResultDocument:
     return doc
 
 
+def load_audit(path: Path) -> dict:
+    """An ``audit score --out`` file; a DriftError naming the file when it is not one."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DriftError(f"{path}: no such audit file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DriftError(f"{path}: not a readable audit score: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("overall"), dict) or "by_system" not in data:
+        raise DriftError(f"{path}: not an audit score (write one with `drift-conformance audit score ... --out`)")
+    return data
+
+
 def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
@@ -79,8 +94,10 @@ def _write(path: Path, text: str) -> None:
               help="Write a self-contained HTML report (tables, plots as inline SVG) here.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Write a GitHub-flavoured Markdown report (tables, no plots) here.")
+@click.option("--audit", "audit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Show judge-human agreement from `drift-conformance audit score ... --out PATH`.")
 @_exit_2
-def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None) -> None:
+def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, audit_path: Path | None) -> None:
     """Render a result.json as a readable report.
 
     \b
@@ -90,13 +107,14 @@ def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None)
     if html_path is None and markdown_path is None:
         raise click.UsageError("give --html PATH, --markdown PATH or both: where to write the report")
     doc = load_result(result)
+    audit = load_audit(audit_path) if audit_path is not None else None
     if html_path is not None:
         from conformance.report.html import render_html
 
-        _write(html_path, render_html(doc))
+        _write(html_path, render_html(doc, audit))
         click.echo(f"wrote {html_path}", err=True)
     if markdown_path is not None:
         from conformance.report.markdown import render_markdown
 
-        _write(markdown_path, render_markdown(doc))
+        _write(markdown_path, render_markdown(doc, audit))
         click.echo(f"wrote {markdown_path}", err=True)

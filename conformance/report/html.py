@@ -333,7 +333,44 @@ def measurements(doc: ResultDocument) -> list[tuple[str, str, str]]:
             for (metric, how), labels in sorted(grouped.items())]
 
 
-def summary(doc: ResultDocument) -> list[tuple[str, str]]:
+def llm_summary(doc: ResultDocument, audit: dict | None = None) -> list[tuple[str, str]]:
+    """Answer model, judge, grading counts, spend and the judge audit, when the run had them."""
+    cfg = doc.receipt.config
+    out = []
+    answer, judge = cfg.get("answer_model"), cfg.get("judge_model")
+    if isinstance(answer, dict):
+        out.append(("answer model", f"{answer.get('model')} (prompt sha256 {str(answer.get('prompt_sha256'))[:12]}, "
+                                    f"temperature {answer.get('temperature')}, max {answer.get('max_tokens')} tokens)"))
+        out.append(("judge model", f"{judge.get('model')} (rubric sha256 {str(judge.get('prompt_sha256'))[:12]})"
+                    if isinstance(judge, dict) else "none: free-form answers graded by exact match only"))
+    for label, r in doc.systems.items():
+        if r.judging:
+            out.append((f"grading of {label}", ", ".join(f"{k} {v}" for k, v in r.judging.items() if v) or "none"))
+    if doc.spend:
+        s = doc.spend
+        parts = [f"${s.get('total_usd', 0):.4f} in total"]
+        for role in ("answer", "judge"):
+            part = s.get(role)
+            if part:
+                parts.append(f"{role}: {part['calls']} calls ({part['input_tokens']} in / {part['output_tokens']} out "
+                             f"tokens, ${part['cost_usd']:.4f}), {part['cached_calls']} from the cache")
+        if s.get("budget_usd") is not None:
+            parts.append(f"budget ${s['budget_usd']}" + (" (spent)" if s.get("budget_exhausted") else ""))
+        out.append(("spend", "; ".join(parts)))
+    if audit:
+        o = audit["overall"]
+        ci = o.get("ci95") or [None, None]
+        text = (f"{o['agreement']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] over {o['n']} labelled items"
+                if o.get("agreement") is not None else "n/a")
+        kappa = o.get("kappa")
+        text += f", Cohen's kappa {kappa:.3f}" if kappa is not None else ""
+        per = "; ".join(f"{s}: {r['agreement']:.3f} ({r['agree']}/{r['n']})" for s, r in audit["by_system"].items()
+                        if r.get("agreement") is not None)
+        out.append(("judge-human agreement", text + (f"; per system: {per}" if per else "")))
+    return out
+
+
+def summary(doc: ResultDocument, audit: dict | None = None) -> list[tuple[str, str]]:
     cfg = doc.receipt.config
 
     def get(key: str) -> str:
@@ -351,7 +388,28 @@ def summary(doc: ResultDocument) -> list[tuple[str, str]]:
         ("finished", doc.receipt.finished_at),
         ("complete", "yes" if doc.complete else "no: the run stopped early"),
         ("result schema version", doc.schema_version),
-    ]
+    ] + llm_summary(doc, audit) + dataset_summary(doc)
+
+
+def dataset_summary(doc: ResultDocument) -> list[tuple[str, str]]:
+    """The oracle ceiling per dataset with its reasons, and the ``--known-bad`` probes scored apart."""
+    out = []
+    for source, c in sorted((doc.oracle_ceiling or {}).items()):
+        figures = ", ".join(f"{name} {c[name]:.3f}" for name in ("recall_at_k", "recall_all_in_budget", "accuracy")
+                            if c.get(name) is not None)
+        reasons = "; ".join(c.get("reasons") or []) or "no reason found for a ceiling below 1"
+        out.append((f"oracle ceiling ({source}, {c.get('probes')} probes)", f"{figures or 'n/a'}. {reasons}"))
+    bad = doc.receipt.config.get("known_bad")
+    if isinstance(bad, dict):
+        per = []
+        for label, r in doc.systems.items():
+            shown = ", ".join(f"{k} {m.value:.3f}" for k, m in r.known_bad.items() if m.value is not None)
+            if shown:
+                per.append(f"{label}: {shown}")
+        out.append(("known-bad probes (left out of every metric)",
+                    f"{bad.get('left_out')} of {bad.get('listed')} listed in {bad.get('path')}"
+                    + (f"; scored apart: {'; '.join(per)}" if per else "")))
+    return out
 
 
 def scalar(value: Any) -> str:
@@ -447,7 +505,7 @@ def _figure(svg: str | None, why: str | None, caption: str) -> str:
     return f"<figure>\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>"
 
 
-def render_html(doc: ResultDocument) -> str:
+def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     from conformance.report import plots
 
     receipt = doc.receipt
@@ -461,7 +519,7 @@ def render_html(doc: ResultDocument) -> str:
             ("systems", "Systems"), ("receipt", "Receipt")]
     sections.append('<nav><ul>' + "".join(f'<li><a href="#{k}">{_e(t)}</a></li>' for k, t in head) + "</ul></nav>")
 
-    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in summary(doc))
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in summary(doc, audit))
     warn = "" if doc.complete else '<p class="warning">This run stopped early; see the deviations below.</p>'
     sections.append(f'<h2 id="summary">Run summary</h2>{warn}<dl class="summary">{items}</dl>')
 

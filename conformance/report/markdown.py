@@ -43,7 +43,7 @@ def table_md(table: Table, level: int = 3) -> list[str]:
     return out + [""]
 
 
-def render_markdown(doc: ResultDocument) -> str:
+def render_markdown(doc: ResultDocument, audit: dict | None = None) -> str:
     receipt = doc.receipt
     by_key = {t.key: t for t in tables(doc)}
     out = [f"# drift-conformance report: {len(receipt.scenarios)} scenarios, {len(doc.systems)} systems", "",
@@ -56,7 +56,7 @@ def render_markdown(doc: ResultDocument) -> str:
         out += ["> **Warning:** this run stopped early; see the deviations below.", ""]
 
     out += ["## Run summary", ""]
-    out += [f"- **{md(k)}:** {md(v)}" for k, v in summary(doc)]
+    out += [f"- **{md(k)}:** {md(v)}" for k, v in summary(doc, audit)]
     out.append("")
 
     out += table_md(by_key["headline"], level=2)

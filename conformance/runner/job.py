@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import secrets
@@ -29,14 +30,21 @@ from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import compact, iter_records, keep_completed
-from conformance.runner.run import Progress, RunConfig, Selection, run_corpus, select_fixtures
+from conformance.llm.errors import LLMError
+from conformance.llm.judge import grade_records, judging_counts
+from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
 
 FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
                   "answer model, so this run scores retrieval only (recall_at_k, recall_all_in_budget)")
+FREE_FORM_JUDGED_NOTE = ("free-form probes (imported data): the answer model's answers are graded by normalised exact "
+                         "match, then declines against abstention gold, then the blinded judge model")
+FREE_FORM_EXACT_NOTE = ("free-form probes (imported data): no --judge-model, so the answer model's answers are graded "
+                        "by normalised exact match only: strict, a paraphrase of the gold answer counts as wrong")
 
 
 class JobError(DriftError, RuntimeError):
@@ -77,11 +85,13 @@ def host() -> dict:
             "machine": platform.machine()}
 
 
-def spec_departures(config_host: dict, concurrency: int = 1) -> list[str]:
+def spec_departures(config_host: dict, concurrency: int = 1, answer_model: bool = False) -> list[str]:
     """Run-wide departures from DRIFT §7, in plain words (the report lists them as deviations)."""
     return [
-        "no answer model: the deterministic reader answers, and TTFRT and dialectic speed use its latency where "
-        "DRIFT §7.8 measures an LLM's time to first token",
+        ("the answer model's time to first token is the reader latency of TTFRT and dialectic speed; a call served "
+         "from the response cache keeps the timing of the call that filled it" if answer_model else
+         "no answer model: the deterministic reader answers, and TTFRT and dialectic speed use its latency where "
+         "DRIFT §7.8 measures an LLM's time to first token"),
         "action alignment is judged by gold (each system's multiple-choice action against the amnesiac's, right or "
         "wrong), not by an LLM judge prompted with the ground truth (DRIFT §7.4)",
         f"the reference compressor ({REFERENCE}) is extractive and calls no LLM, where DRIFT §7.7 assumes one LLM "
@@ -115,7 +125,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
             isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
-            resume: bool = False, gate: BudgetGate = HARD) -> ResultDocument:
+            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -131,6 +141,15 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     hard, in the run header (so a resume with another gate is refused) and a receipt note.
     ``resume``: continue run ``run_id`` from its records (scenarios with a
     ``scenario_done`` record are kept, the rest rerun); the settings must be the same.
+    ``llm``: a :class:`conformance.llm.settings.LLMSettings` (``--answer-model``,
+    ``--judge-model``, ``--budget-usd``): the answer model answers every probe, the judge
+    grades free-form answers after streaming (:mod:`conformance.llm.judge`), and the result
+    gets ``spend``. A spent budget or an LLM error that survives its retries stops the run
+    cleanly: finished scenarios are scored, the result is incomplete (exit 2), the records
+    and the response cache keep everything paid for, and ``--resume`` continues.
+    ``known_bad``: ``{"path", "sha256", "items": {probe id: reason}}`` (``--known-bad``): those
+    probes are asked as usual but left out of every metric, and each system's accuracy and
+    recall over them are reported apart (``SystemResult.known_bad``).
 
     A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
     its faults are recorded, its unanswered probes count as failed (same denominators for
@@ -162,9 +181,13 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         raise JobError(f"--repeat must be at least 1, got {repeats}")
     specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
     records_path = Path(records_dir) / run_id / "records.jsonl"
+    if llm is not None and llm.answer is not None:
+        config = dataclasses.replace(config, answerer=llm.answer)
     binding = {"adapters": specs, "selection": selection.describe(), "selection_hash": selection_hash(fixtures, gold_dir),
                "k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
+    if llm is not None:
+        binding.update(llm.binding())  # only when set: headers of hermetic runs keep their shape
     if not gate.is_hard:
         # Only when not hard: hard-gate headers stay as they were, and a run recorded before
         # --gate existed resumes as hard (a missing key compares as None against "soft:K").
@@ -188,10 +211,17 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         if baseline_system is not None and baseline_system not in labels:
             raise JobError(f"--baseline-system {baseline_system}: not a system of this run ({', '.join(labels)})")
         log(f"records: {records_path}")
+        stopped = None
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
                                  progress=progress, repeats=repeats, concurrency=concurrency, done=done,
                                  header=header, gate=gate)
+        except LLMError as exc:
+            # A spent budget or an API that stays down: stop cleanly, score what finished.
+            stopped = (f"the run stopped early: {exc} Scenarios that finished are scored; records are kept in "
+                       f"{records_path}; continue with --resume {run_id} (and the same options)")
+            log(stopped)
+            summary = None
         except KeyboardInterrupt:
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
@@ -199,8 +229,41 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         for system in systems:
             system.close()
 
+    if stopped is not None:
+        finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(records_path)
+                    if r.get("kind") == "scenario_done"}
+        fixtures = [p for p in fixtures if (p.stem, 1) in finished]
+        if not fixtures:
+            raise JobError(f"{stopped}; no scenario finished, so there is nothing to score")
+        gold = {p.stem: gold[p.stem] for p in fixtures}
+        summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
+    else:
+        finished = None
     shared: dict = {}
-    records = [compact(r, shared) for r in iter_records(records_path) if r.get("kind") in ("store", "probe", "state")]
+    records = [compact(r, shared) for r in iter_records(records_path) if r.get("kind") in ("store", "probe", "state")
+               and (finished is None or (r["scenario_id"], r.get("repeat", 1)) in finished)]
+    grading = None
+    if llm is not None and llm.answer is not None:
+        grading = grade_records(records, gold, llm.judge, seed=seed, out_dir=records_path.parent, log=log)
+        for record in records:
+            if record["kind"] != "probe":
+                continue
+            record["answer_scored"] = True
+            grade = grading.grades.get((record["system"], record["scenario_id"], record["probe_id"],
+                                        record.get("repeat", 1)))
+            if grade is not None:
+                record["grade"] = grade
+    spend = llm_spend(records, grading, llm) if llm is not None else None
+    # --known-bad: listed probes leave the headline (every metric) and are scored apart.
+    bad_ids = set((known_bad or {}).get("items", {}))
+    gold_all, bad_records = gold, []
+    if bad_ids:
+        kept = []
+        for record in records:
+            (bad_records if record["kind"] == "probe" and record["probe_id"] in bad_ids else kept).append(record)
+        records = kept
+        gold = {sid: g.model_copy(update={"probes": [p for p in g.probes if p.probe_id not in bad_ids]})
+                for sid, g in gold_all.items()}
     by_system: dict[str, list[dict]] = defaultdict(list)
     second: dict[str, list[dict]] = defaultdict(list)
     for record in records:
@@ -209,7 +272,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     # Only evidence ids are looked up (recall); keeping every message id would grow with the run.
     sessions_of = {}
     for p in fixtures:
-        evidence = {e for probe in gold[p.stem].probes for e in probe.evidence}
+        evidence = {e for probe in gold_all[p.stem].probes for e in probe.evidence}
         sessions_of[p.stem] = {m: s for m, s in session_index(p).items() if m in evidence}
     paradigm_of = {p.stem: read_header(p).paradigm for p in fixtures}
 
@@ -217,10 +280,13 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         return build_probe_rows([r for r in recs if r["kind"] == "probe"], gold, sessions_of)
 
     rows = {s.label: probe_rows(by_system[s.label], s.label) for s in systems}
-    suites = {s.label: drift_suite(s.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed)
+    answered = llm is not None and llm.answer is not None
+    suites = {s.label: drift_suite(s.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed,
+                                   answer_model=answered)
               for s in systems}
     rows2 = {s.label: probe_rows(second[s.label], s.label) for s in systems if second.get(s.label)}
-    suites2 = {label: drift_suite(label, rows2, second, gold, paradigm_of, n_boot=n_boot, seed=seed)
+    suites2 = {label: drift_suite(label, rows2, second, gold, paradigm_of, n_boot=n_boot, seed=seed,
+                                  answer_model=answered)
                for label in rows2}
     results: dict[str, SystemResult] = {}
     for system in systems:
@@ -253,12 +319,27 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         notes.extend(violation_notes(recs))
         if system.label == "oracle":
             notes.extend(oracle_notes(recs, config))
+        judging = {}
+        if grading is not None:
+            judging = judging_counts(grading.grades, system.label)
+            if judging["judge_unparseable"]:
+                notes.append(f"{judging['judge_unparseable']} judge verdicts were neither CORRECT nor INCORRECT: "
+                             "counted as wrong")
+            if judging["not_judged"]:
+                notes.append(f"{judging['not_judged']} answers were not judged (judging stopped early): left out "
+                             "of accuracy, so it rests on fewer probes")
+        apart = {}
+        if bad_ids:
+            apart = known_bad_metrics([r for r in bad_records if r["system"] == system.label
+                                       and r.get("repeat", 1) == 1], gold_all, bad_ids, sessions_of,
+                                      n_boot=n_boot, seed=seed)
         results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
+                                             known_bad=apart,
                                              describe=system.describe, isolation=system.isolation,
                                              metrics=metrics, paired_vs_none=paired_none, paired_vs_baseline=versus,
                                              baseline_system=baseline_system if versus else None,
                                              noise_floor=noise, measurement=suite.measurement,
-                                             series=suite.series, notes=notes,
+                                             series=suite.series, notes=notes, judging=judging,
                                              gate=gate_view(rows[system.label], paradigm_of, system.describe,
                                                             rows2.get(system.label)))
 
@@ -268,25 +349,136 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         scenarios=summary.scenarios,
         config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
                 "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
-                "bootstrap_resamples": n_boot, "reader": "deterministic closed-domain reader v1",
-                "answer_model": None, "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
+                "bootstrap_resamples": n_boot,
+                "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
+                "answer_model": None, "judge_model": None,
+                **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
                 "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
-                "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout},
+                "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout,
+                **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
+                                  "listed": len(bad_ids), "left_out": len({r["probe_id"] for r in bad_records})}}
+                   if bad_ids else {})},
         git_commit=git_commit(), versions=versions(fixtures_dir),
         isolation={s.label: s.isolation for s in systems}, seed=seed,
         started_at=started_at, finished_at=_now(),
-        notes=([FREE_FORM_NOTE] if free_form else []) + spec_departures(host(), concurrency)
+        notes=(([FREE_FORM_JUDGED_NOTE if llm.judge is not None else FREE_FORM_EXACT_NOTE] if answered
+                else [FREE_FORM_NOTE]) if free_form else [])
+        + spec_departures(host(), concurrency, answered) + (llm.notes if llm is not None else [])
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else [])
+        + internal_model_notes(results, llm)
         + ([gate.note(config.budget_tokens)] if not gate.is_hard else [])
         + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
             f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
             "repository and were deleted after the run"] if sealed_holdout else []))
     faults = _recorded_faults(records_path)
-    doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults)
+    if stopped is not None:
+        faults.append(stopped)
+    if grading is not None and grading.error:
+        faults.append(f"{grading.error} Answers not judged are left out of accuracy; rerun (cached verdicts cost "
+                      "nothing) with a larger --budget-usd")
+    ceiling = None
+    if "oracle" in rows:
+        source_of = {p.stem: read_header(p).source for p in fixtures}
+        ceiling = oracle_ceiling(rows["oracle"], gold, source_of, config.k, config.budget_tokens,
+                                 import_flags(fixtures_dir))
+    doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
+                         oracle_ceiling=ceiling)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
+
+
+def internal_model_notes(results: dict, llm=None) -> list[str]:
+    """One receipt note per system that runs its own models (the guide's rule 2: a system is
+    reported with its internal LLM), saying whether it matches the answer model."""
+    answer = llm.answer.model if llm is not None and llm.answer is not None else None
+    notes = []
+    for label, result in results.items():
+        models = [m for m in (result.describe or {}).get("internal_models") or [] if m]
+        if not models:
+            continue
+        text = f"{label} runs internal models: {', '.join(models)}"
+        if answer is not None:
+            text += ("; one of them is the answer model" if answer in models else
+                     f"; none is the answer model ({answer}): report {label} together with them")
+        notes.append(text)
+    return notes
+
+
+def known_bad_metrics(records: list[dict], gold: dict, bad_ids: set, sessions_of: dict, *, n_boot: int,
+                      seed: int) -> dict:
+    """One system's accuracy, abstention accuracy and recall over the ``--known-bad`` probes."""
+    if not records:
+        return {}
+    gold_bad = {sid: g.model_copy(update={"probes": [p for p in g.probes if p.probe_id in bad_ids]})
+                for sid, g in gold.items()}
+    gold_bad = {sid: g for sid, g in gold_bad.items() if g.probes}
+    rows = build_probe_rows(records, gold_bad, sessions_of)
+    metrics = score_system(rows, [], records, n_boot=n_boot, seed=seed)
+    return {name: metrics[name] for name in ("accuracy", "abstention_accuracy", "recall_at_k",
+                                             "recall_all_in_budget")}
+
+
+def import_flags(fixtures_dir: Path) -> dict[str, set[str]]:
+    """Probe ids an ``import-report.json`` beside the fixture folder flags as doubtful gold."""
+    import json
+
+    path = Path(fixtures_dir).parent / "import-report.json"
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        issues = report.get("issues", {})
+        return {kind: {i["item_id"] for i in issues.get(kind, []) if i.get("item_id")}
+                for kind in ("answer_not_in_evidence", "garbled_answers")}
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        return {}
+
+
+def load_known_bad(path: Path) -> dict:
+    """Read a ``--known-bad`` file: a YAML mapping of probe id -> reason (non-empty text).
+
+    Returns ``{"path", "sha256", "items"}``. Raises JobError naming the file and the line or
+    entry (the input limits of :func:`conformance.contract.limits.load_yaml` apply).
+    """
+    import hashlib
+
+    from conformance.contract.limits import load_yaml
+
+    data = load_yaml(Path(path), lambda p, where, message: JobError(f"{p}: {where}: {message}"))
+    if not isinstance(data, dict) or not data:
+        raise JobError(f"{path}: expected a YAML mapping of probe id -> reason, e.g. "
+                       "'locomo-conv-26-q0042: gold answer contradicts its evidence'")
+    for key, reason in data.items():
+        if not isinstance(key, str) or not isinstance(reason, str) or not reason.strip():
+            raise JobError(f"{path}: entry {str(key)[:80]!r}: needs a probe id and a non-empty reason")
+    return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(), "items": dict(data)}
+
+
+def llm_spend(records: list[dict], grading, llm) -> dict:
+    """Token usage and USD of the answer model (from the probe records, this run's and a resumed
+    one's) and of the judge, calls served from the response cache counted apart (they cost 0)."""
+    answer = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    served: set[str] = set()
+    for r in records:
+        call = r.get("answer_call") if r["kind"] == "probe" else None
+        if not call:
+            continue
+        served.add(call["served_model"])
+        if call["cached"]:
+            answer["cached_calls"] += 1
+            continue
+        answer["calls"] += 1
+        answer["input_tokens"] += call["input_tokens"]
+        answer["output_tokens"] += call["output_tokens"]
+        answer["cost_usd"] += call["cost_usd"]
+    answer["cost_usd"] = round(answer["cost_usd"], 6)
+    answer["served_models"] = sorted(served)
+    judge = grading.spend() if grading is not None and llm.judge is not None else None
+    budget = llm.budget.summary()
+    return {"answer": answer, "judge": judge,
+            "total_usd": round(answer["cost_usd"] + (judge["cost_usd"] if judge else 0.0), 6),
+            "budget_usd": budget["limit_usd"], "spent_this_invocation_usd": round(budget["spent_usd"], 6),
+            "budget_exhausted": budget["exhausted"]}
 
 
 def _resumable(records_path: Path, binding: dict) -> frozenset:

@@ -47,6 +47,9 @@ class RunConfig:
     """Context budget in tokens (tiktoken ``encoding``); hits past it are cut by rank."""
     encoding: str = "o200k_base"
     flush_timeout_s: float = 120.0
+    answerer: object | None = field(default=None, compare=False)
+    """``--answer-model``: a :class:`conformance.llm.answer.AnswerModel` answering every probe
+    from the budgeted context in place of the hermetic reader (None: the hermetic reader)."""
 
 
 class RunError(DriftError, RuntimeError):
@@ -473,8 +476,15 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
             offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
             context = build_context(offered, config.budget_tokens, config.encoding)
-            answer = answer_probe(probe, context)
-            reader_ms = (time.perf_counter() - started) * 1000.0
+            answer_call = None
+            if config.answerer is None:
+                answer = answer_probe(probe, context)
+                reader_ms = (time.perf_counter() - started) * 1000.0
+            else:
+                # An LLM error here (spent budget, rate limit) is no system's fault: it stops
+                # the run (the scenario has no scenario_done record, so --resume redoes it).
+                answer, answer_call = config.answerer.answer(probe, context, run.repeat)
+                reader_ms = answer_call["ttft_ms"]  # DRIFT §7.8: TTFRT counts to the first token
             del offered
             violations = contract_violations(outcome, config.k)
             # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
@@ -497,6 +507,9 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             }
             if breaches:
                 record["scope_breaches"] = breaches
+            if answer_call is not None:
+                record["closed"] = bool(probe.options or probe.choices)
+                record["answer_call"] = answer_call
             writer.write(record)
     for system in run.systems:
         base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,

@@ -171,7 +171,9 @@ def _leaked(answer: str | None, probe: GoldProbe, gold: GoldFile | None) -> bool
 def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
          sessions: Mapping[str, str], scenario_id: str, gold: GoldFile | None = None) -> ProbeRow:
     where = f"system {system!r}, scenario {scenario_id!r}, probe {probe.probe_id!r}"
-    correct = _is_correct(record.get("answer"), probe)
+    # An answer model's answers arrive graded (exact match, then the judge: conformance.llm.judge).
+    grade = record.get("grade")
+    correct = grade["correct"] if grade is not None else _is_correct(record.get("answer"), probe)
     at_k, in_budget = _recall(record, probe, sessions, where)
     revision = probe.probe_type == "revision"
     latency = record.get("read_latency_ms")
@@ -196,7 +198,8 @@ def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
 
 def _failed_row(system: str, record: Mapping[str, Any], probe: GoldProbe, scenario_id: str) -> ProbeRow:
     """A probe lost to a fault: failed, not dropped (see :func:`build_probe_rows`)."""
-    closed = record.get("closed", True)
+    # With an answer model every answer is graded, free-form ones too (the job marks them).
+    closed = record.get("closed", True) or record.get("answer_scored", False)
     measurable = bool(probe.evidence) and bool(record.get("provenance"))
     revision = probe.probe_type == "revision"
     return ProbeRow(

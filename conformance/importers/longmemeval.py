@@ -1,0 +1,839 @@
+"""Import LongMemEval (``longmemeval_s.json``, ``longmemeval_m.json``, ``longmemeval_oracle.json``
+and the cleaned re-release, same record shape) into fixtures + gold.
+
+A LongMemEval file is one JSON array of instances. Each instance is one question over its
+own chat history (``haystack_sessions``, timed by ``haystack_dates``, named by
+``haystack_session_ids``), so each becomes one scenario ``lme-<question_id>``: a user talks
+to an assistant (paradigm ``user_assistant``) and the user asks the one question at one
+checkpoint after the last session, at ``question_date``. Probes are free-form, so hermetic
+runs score retrieval only: gold evidence is message ids.
+
+The ``_s`` file is ~278 MB and ``_m`` ~2.7 GB, so the file is streamed: instances are parsed
+one at a time from ``ijson`` events and each scenario is written as soon as it is read.
+Memory is bounded by one instance (at most :data:`MAX_INSTANCE_BYTES` of JSON and
+:data:`MAX_INSTANCE_VALUES` values) plus the report (scenario ids and issues, which grow
+with the number of instances, not their size); the file is read once (its SHA-256 is
+taken on the way).
+
+Decisions (also written into the report's ``notes``):
+
+* Ids come from positions, never from the dataset's session ids (``answer_…`` would tell
+  an adapter which sessions hold the answer): session ``<scenario>-S<n>`` is the n-th entry
+  of ``haystack_sessions`` (1-based), message ``<scenario>-S<n>:<t>`` its t-th turn.
+* Dates such as ``2023/05/30 (Tue) 23:40`` are read exactly (UTC); other complete date
+  texts go through the LoCoMo importer's strict parser (nothing filled in from today). A
+  weekday that disagrees with the date is listed; the date wins.
+* A session id used twice in one history (13 histories of ``longmemeval_s_cleaned`` repeat
+  a filler session): both sessions are imported; an ``answer_session_ids`` entry naming
+  the id means the first (listed under ``duplicate_session_ids``).
+* Sessions are indexed in time order (dataset order breaks ties; the oracle file is not
+  sorted by design). A missing or unparseable session date becomes one minute after the
+  previous session in dataset order (before the earliest dated session when it is first).
+  Turns are 30 s apart from the session start.
+* ``question_date`` is the probe's ``asked_at``, kept as given even when it precedes the
+  last session (listed): temporal questions are computed from it. Unparseable: one day
+  after the last session starts, listed.
+* Evidence scope is ``answer_session_ids`` (as in the dataset's own retrieval evaluation):
+  an answer session's ``has_answer: true`` turns (any role) are evidence; an answer session
+  without such turns gives all its user turns (listed under ``session_level_evidence``).
+  ``has_answer`` turns outside answer sessions are not evidence (listed).
+* Abstention (``question_id`` ending ``_abs``): gold answer ``unknown``; the dataset's
+  explanation ("You did not mention …") is neither the answer nor accepted; no evidence
+  (the dataset's retrieval evaluation skips abstention items too). Both are counted.
+* Numeric answers are kept as text and listed (``integer_answers``).
+* ``question_type`` becomes the probe type with ``-`` as ``_``; an unknown type is
+  ``uncategorised`` (listed).
+* Session tiers stay empty: filler sessions of ``_s``/``_m`` hold real user facts too, so
+  calling them noise would punish a memory for keeping them.
+
+Bad instances, sessions or turns never raise: each becomes an issue (at most
+:data:`MAX_ISSUES_LISTED` per kind and instance, then one summary issue). Only a file that
+is not a JSON array, or stops being valid JSON, raises :class:`SourceFormatError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import statistics
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import click
+import ijson
+
+from conformance.contract.corpus import write_fixture, write_gold
+from conformance.contract.fixture import (
+    CheckpointLine,
+    EntityRef,
+    HeaderLine,
+    HorizonPhase,
+    Message,
+    Probe,
+    SessionLine,
+)
+from conformance.contract.gold import GoldFile, GoldProbe
+from conformance.contract.limits import (
+    MAX_ID_CHARS,
+    MAX_JSONL_LINE_BYTES,
+    MAX_MESSAGE_TEXT_CHARS,
+    MAX_NESTING_DEPTH,
+    MAX_QUERY_CHARS,
+    MiB,
+    human,
+)
+from conformance.errors import DriftError
+from conformance.importers.locomo import (
+    EARLIEST,
+    LATEST,
+    MAX_DATE_TEXT,
+    horizon_for,
+    parse_session_time,
+    rfc3339,
+    sanitise_id,
+)
+from conformance.importers.quality import QUALITY_KINDS, gold_quality
+from conformance.importers.report import (
+    REPORT_FILE,
+    ImportIssue,
+    ImportReport,
+    SourceFormatError,
+    format_report,
+    write_report,
+)
+
+__all__ = ["import_longmemeval", "parse_lme_date", "cli_command", "format_report", "PROBE_TYPES",
+           "ISSUE_KINDS", "MAX_INSTANCE_BYTES", "MAX_INSTANCE_VALUES"]
+
+SOURCE = "longmemeval"
+QUESTION_TYPES = ("single-session-user", "single-session-assistant", "single-session-preference",
+                  "multi-session", "temporal-reasoning", "knowledge-update")
+PROBE_TYPES = {t: t.replace("-", "_") for t in QUESTION_TYPES}
+"""Dataset ``question_type`` -> probe type."""
+UNCATEGORISED = "uncategorised"
+ABSTENTION_SUFFIX = "_abs"
+ISSUE_KINDS = (
+    "malformed_records", "unparseable_dates", "weekday_mismatches", "early_question_dates", "order_changes",
+    "date_keys_without_sessions", "duplicate_session_ids", "dangling_evidence", "session_level_evidence",
+    "unused_has_answer", "integer_answers", "missing_answers", *QUALITY_KINDS,
+)
+COUNT_KEYS = (
+    "scenarios", "sessions", "messages", "probes", "abstention_probes", "evidence_ids", "answer_sessions",
+    "answer_sessions_turn_level", "answer_sessions_session_level", "abstention_explanations_withheld",
+    "abstention_evidence_withheld", "skipped_instances",
+)
+USER, ASSISTANT = "user", "assistant"
+ENTITIES = (EntityRef(entity_id=USER, type="human"), EntityRef(entity_id=ASSISTANT, type="assistant_agent"))
+TURN_STEP = timedelta(seconds=30)
+FALLBACK_STEP = timedelta(minutes=1)
+PROBE_DELAY = timedelta(days=1)
+FALLBACK_ANCHOR = datetime(2000, 1, 1, tzinfo=timezone.utc)
+"""Time of the first session when no session of an instance has a usable date."""
+DEFAULT_GAP_HOURS = 24.0
+
+MAX_INSTANCE_BYTES = 64 * MiB
+"""One instance's JSON text, and any single JSON value in the file, in bytes (measured to
+within one 64 KiB read). A real ``_m`` instance averages ~5.5 MB. A larger instance
+is skipped and listed without being held; a single value (one string) larger than this
+stops the import (:class:`SourceFormatError`), since the parser would have to hold it."""
+MAX_INSTANCE_VALUES = 250_000
+"""JSON values (strings, numbers, objects, arrays, ...) in one instance. A real ``_m``
+instance holds ~20,000 (~5,000 turns); the bound keeps the Python objects of one instance
+small even when its bytes are many tiny values (``[],[],...``). A larger instance is
+skipped and listed."""
+MAX_EVIDENCE_IDS = 10_000
+"""Evidence ids kept per probe (real probes cite a few dozen); keeps a gold file far below
+the gold-file size bound however many turns an instance marks."""
+MAX_ISSUES_LISTED = 50
+"""Issues of one kind listed per instance; the rest are summed up in one more issue, so a
+hostile instance cannot grow the report without bound."""
+MAX_RAW_CHARS = 500
+"""A source value quoted in an issue is cut to this many characters."""
+READ_SIZE = 64 * 1024
+SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
+"""Scenario ids leave room for the suffixes of session, message and probe ids."""
+_LINE_BUDGET = MAX_JSONL_LINE_BYTES - 64 * 1024
+"""A session line's JSON must stay below the fixture line bound; 64 KiB spare for its
+other fields (ids, time, participants)."""
+
+_LME_DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\s*([A-Za-z]{1,12})\.?\s*\))?\s*"
+                       r"(?:(\d{1,2}):(\d{2})(?::(\d{2}))?)?\s*")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_PARENTHESISED = re.compile(r"\([^()]{0,20}\)")
+
+NOTES = [
+    "paradigm user_assistant: entity 'user' (human) talks to 'assistant' (assistant_agent); the user asks "
+    "the question at one checkpoint after the last session",
+    "ids from positions: session <scenario>-S<n> is the n-th haystack session (1-based), message "
+    "<scenario>-S<n>:<t> its t-th turn; dataset session ids are not used (they name the answer sessions)",
+    "a session id used twice: both sessions imported, an answer_session_ids entry naming it means the first "
+    "(listed as duplicate_session_ids)",
+    "dates like '2023/05/30 (Tue) 23:40' read as UTC; other complete date texts parsed strictly (nothing "
+    "filled in); a weekday that disagrees with the date is listed, the date wins",
+    "sessions indexed in time order (dataset order breaks ties); a missing or unparseable session date "
+    "becomes 1 minute after the previous session in dataset order; turns 30 s apart",
+    "question_date is the probe's asked_at, kept as given (listed when before the last session); "
+    "unparseable: 1 day after the last session starts (listed)",
+    "evidence policy: within answer_session_ids sessions, has_answer turns (any role); an answer session "
+    "without has_answer turns gives all its user turns (listed as session_level_evidence); has_answer "
+    "turns outside answer sessions are not evidence (listed as unused_has_answer)",
+    "abstention (question_id ending _abs): gold 'unknown', the dataset's explanation is neither answer "
+    "nor accepted, no evidence (as in the dataset's own retrieval evaluation); both counted",
+    "numeric answers kept as text (listed); question_type mapped with '-' as '_', unknown types "
+    "'uncategorised'",
+    "no session tiers: filler sessions hold real user facts too, so selectivity is left undefined",
+    f"at most {MAX_ISSUES_LISTED} issues of one kind are listed per instance (the rest summed up); "
+    f"instances over {human(MAX_INSTANCE_BYTES)} of JSON, over {MAX_INSTANCE_VALUES:,} JSON values or nested "
+    f"over {MAX_NESTING_DEPTH} levels are skipped",
+]
+
+
+# --------------------------------------------------------------------------- dates
+
+def parse_lme_date(text: object) -> tuple[datetime | None, str | None]:
+    """Parse a LongMemEval date (``2023/05/30 (Tue) 23:40``) to an aware UTC datetime.
+
+    Returns ``(time, None)``; ``(None, reason)`` when no usable time can be read; or
+    ``(time, reason)`` when the time is usable but its parenthesised weekday disagrees
+    with the date (the date wins). The weekday and clock time are optional (no clock time
+    means midnight). Other complete date texts (ISO 8601, "30 May 2023 11:40 pm") go through
+    :func:`conformance.importers.locomo.parse_session_time`: day, month and year must be
+    given (nothing is filled in from today's date); naive times are UTC.
+    """
+    if not isinstance(text, str):
+        return parse_session_time(text)
+    if len(text) > MAX_DATE_TEXT:
+        return None, f"longer than {MAX_DATE_TEXT} characters"
+    match = _LME_DATE.fullmatch(text)
+    if match is None:
+        return parse_session_time(_PARENTHESISED.sub(" ", text))
+    year, month, day, weekday, hour, minute, second = match.groups()
+    try:
+        moment = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+                          tzinfo=timezone.utc)
+    except ValueError as exc:
+        return None, f"not a calendar date and time ({exc})"
+    if not EARLIEST <= moment < LATEST:
+        return None, f"outside the years {EARLIEST.year}-{LATEST.year - 1}"
+    actual = _WEEKDAYS[moment.weekday()]
+    if weekday is not None and weekday[:3].lower() != actual:
+        return moment, f"weekday ({weekday}) disagrees with the date (a {actual.capitalize()})"
+    return moment, None
+
+
+# --------------------------------------------------------------------------- streaming
+
+class _TooLong(Exception):
+    def __init__(self, start: int):
+        self.start = start
+
+
+class _Reader:
+    """A binary file as ``ijson`` reads it: counts and hashes the bytes, drops a UTF-8 BOM,
+    and refuses to feed the parser more than :data:`MAX_INSTANCE_BYTES` past the last
+    event (one JSON value that long would be held whole by the parser)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.digest = hashlib.sha256()
+        self.consumed = 0
+        self.mark = 0  # bytes consumed when the last parser event was seen
+        self.last = 0  # size of the last chunk handed out
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson's probe of the file's type
+            return b""
+        if self.consumed - self.mark > MAX_INSTANCE_BYTES:
+            raise _TooLong(self.mark)
+        data = self.handle.read(size if size > 0 else READ_SIZE)
+        self.digest.update(data)
+        start, self.consumed, self.last = self.consumed, self.consumed + len(data), len(data)
+        if start == 0 and data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        return data
+
+    def finish(self) -> tuple[str, int]:
+        """(hex SHA-256, size in bytes) of the whole file (reads what the parser left)."""
+        while True:
+            data = self.handle.read(1 << 20)
+            if not data:
+                return self.digest.hexdigest(), self.consumed
+            self.digest.update(data)
+            self.consumed += len(data)
+
+
+class _Skipped:
+    """An instance that was not built: why."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+_SCALARS = frozenset({"string", "number", "boolean", "null"})
+_OPEN = {"start_map": dict, "start_array": list}
+_CLOSE = frozenset({"end_map", "end_array"})
+
+
+def _instances(events: Iterator[tuple[str, object]], reader: _Reader) -> Iterator[object]:
+    """The top-level array's elements, one at a time, built from ``ijson.basic_parse`` events
+    (the parser's own prefixes cost memory quadratic in the nesting depth, so they are not
+    used). An element over :data:`MAX_INSTANCE_BYTES` or :data:`MAX_INSTANCE_VALUES`, or
+    nested deeper than :data:`MAX_NESTING_DEPTH`, is read past and yielded as :class:`_Skipped`."""
+    for event, value in events:
+        reader.mark = reader.consumed
+        if event == "end_array":
+            return
+        if event in _SCALARS:
+            yield value
+            continue
+        start = reader.consumed - reader.last
+        root: dict | list = _OPEN[event]()
+        stack: list = [root]
+        key = None
+        skipped: str | None = None
+        depth, values = 1, 1
+        parent = child = None
+        for event, value in events:
+            reader.mark = reader.consumed
+            if skipped is None:
+                values += 1
+                if reader.consumed - start > MAX_INSTANCE_BYTES:
+                    skipped = f"instance larger than {human(MAX_INSTANCE_BYTES)} of JSON"
+                    root = stack = None  # free what was built
+                elif values > MAX_INSTANCE_VALUES:
+                    skipped = f"instance of more than {MAX_INSTANCE_VALUES:,} JSON values"
+                    root = stack = None
+            if skipped is not None:
+                if event in _OPEN:
+                    depth += 1
+                elif event in _CLOSE:
+                    depth -= 1
+                    if depth == 0:
+                        yield _Skipped(skipped)
+                        break
+                continue
+            if event == "map_key":
+                key = value
+            elif event in _SCALARS:
+                parent = stack[-1]
+                if type(parent) is dict:
+                    parent[key] = value
+                else:
+                    parent.append(value)
+            elif event in _OPEN:
+                child = _OPEN[event]()
+                parent = stack[-1]
+                if type(parent) is dict:
+                    parent[key] = child
+                else:
+                    parent.append(child)
+                stack.append(child)
+                depth += 1
+                if depth > MAX_NESTING_DEPTH:
+                    skipped = f"instance nested more than {MAX_NESTING_DEPTH} levels deep"
+                    root = stack = None
+            else:  # end_map / end_array
+                stack.pop()
+                depth -= 1
+                if depth == 0:
+                    # Hold no part of this instance while the next one is built.
+                    done, root = root, None
+                    stack = parent = child = value = None
+                    yield done
+                    del done
+                    break
+
+
+# --------------------------------------------------------------------------- one instance
+
+def _raw(value: object) -> str:
+    if isinstance(value, str):
+        return value[:MAX_RAW_CHARS]
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)[:MAX_RAW_CHARS]
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:MAX_RAW_CHARS]
+
+
+def _json_size(message: Message) -> int:
+    return len(json.dumps(message.model_dump(mode="json"), ensure_ascii=False).encode("utf-8", "surrogatepass")) + 1
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class _Instance:
+    """Converts one LongMemEval instance; problems go to the shared ``issues`` lists."""
+
+    def __init__(self, record: dict, position: int, scenario_id: str, issues: dict[str, list[ImportIssue]],
+                 counts: dict[str, int]):
+        self.record, self.at, self.sid = record, f"[{position}]", scenario_id
+        self.issues, self.counts = issues, counts
+        self.listed: dict[str, int] = {}
+        self.unlisted: dict[str, int] = {}
+
+    def issue(self, kind: str, location: str, reason: str, resolution: str,
+              item_id: str | None = None, raw: object = None) -> None:
+        if self.listed.get(kind, 0) >= MAX_ISSUES_LISTED:
+            self.unlisted[kind] = self.unlisted.get(kind, 0) + 1
+            return
+        self.listed[kind] = self.listed.get(kind, 0) + 1
+        self.issues[kind].append(ImportIssue(
+            scenario_id=self.sid, location=f"{self.at}{location}", item_id=item_id,
+            raw=None if raw is None else _raw(raw), reason=reason, resolution=resolution))
+
+    def close(self) -> None:
+        """Add one summary issue per kind that hit :data:`MAX_ISSUES_LISTED`."""
+        for kind, more in sorted(self.unlisted.items()):
+            self.issues[kind].append(ImportIssue(
+                scenario_id=self.sid, location=self.at, reason=f"{more} more {kind} issues in this instance",
+                resolution=f"handled like the {MAX_ISSUES_LISTED} listed before; not listed one by one"))
+
+    def _list(self, key: str) -> list:
+        value = self.record.get(key)
+        if value is None:
+            self.issue("malformed_records", f".{key}", f"{key} missing", "read as an empty list")
+            return []
+        if not isinstance(value, list):
+            self.issue("malformed_records", f".{key}", f"{key} is not a list", "read as an empty list", raw=value)
+            return []
+        return value
+
+    # ---- sessions -------------------------------------------------------------------
+    def _session_names(self, ids: list, n: int) -> dict[int, str]:
+        """Position (0-based) -> dataset session id, for the sessions that have a usable one."""
+        names: dict[int, str] = {}
+        first: dict[str, int] = {}
+        for i, name in enumerate(ids[:n]):
+            where = f".haystack_session_ids[{i}]"
+            if not isinstance(name, str) or not name:
+                self.issue("malformed_records", where, "session id is not a non-empty string",
+                           f"{self.sid}-S{i + 1} cannot be named as an answer session", f"{self.sid}-S{i + 1}", name)
+                continue
+            if name in first:
+                self.issue("duplicate_session_ids", where, f"same session id as haystack_session_ids[{first[name]}]",
+                           f"imported as its own session; an answer_session_ids entry naming it means "
+                           f"{self.sid}-S{first[name] + 1}", f"{self.sid}-S{i + 1}", name)
+                continue
+            first[name] = i
+            names[i] = name
+        for i in range(len(ids), n):
+            self.issue("malformed_records", f".haystack_sessions[{i}]", "session has no haystack_session_ids entry",
+                       "imported; cannot be named as an answer session", f"{self.sid}-S{i + 1}")
+        for i in range(n, len(ids)):
+            self.issue("malformed_records", f".haystack_session_ids[{i}]", "session id without a session",
+                       "ignored", raw=ids[i])
+        return names
+
+    def _times(self, dates: list, n: int) -> list[datetime]:
+        for i in range(n, len(dates)):
+            self.issue("date_keys_without_sessions", f".haystack_dates[{i}]", "date for a session that does not exist",
+                       "ignored", raw=dates[i])
+        parsed = [parse_lme_date(dates[i]) if i < len(dates) else (None, "missing") for i in range(n)]
+        known = sorted(t for t, _ in parsed if t is not None)
+        leading = next((i for i, (t, _) in enumerate(parsed) if t is not None), n)
+        times: list[datetime] = []
+        for i, (moment, problem) in enumerate(parsed):
+            where = f".haystack_dates[{i}]"
+            if moment is None:
+                if times:
+                    moment, how = times[-1] + FALLBACK_STEP, f"1 minute after S{i}"
+                elif known:
+                    moment, how = known[0] - FALLBACK_STEP * leading, "before the earliest dated session"
+                else:
+                    moment, how = FALLBACK_ANCHOR, "a fixed anchor (no session of this instance has a date)"
+                self.issue("unparseable_dates", where, f"session date {problem}", f"set to {rfc3339(moment)}, {how}",
+                           f"{self.sid}-S{i + 1}", dates[i] if i < len(dates) else None)
+            elif problem:
+                self.issue("weekday_mismatches", where, problem, f"date kept: {rfc3339(moment)}",
+                           f"{self.sid}-S{i + 1}", dates[i])
+            times.append(moment)
+        self.gap_hours = DEFAULT_GAP_HOURS
+        gaps = [(b - a).total_seconds() / 3600 for a, b in zip(known, known[1:])]
+        if gaps and round(statistics.median(gaps), 3) > 0:
+            self.gap_hours = round(statistics.median(gaps), 3)
+        return times
+
+    def _messages(self, i: int, session: object, start: datetime) -> list[tuple[Message, bool]]:
+        """(message, has_answer) for the usable turns of the session at position ``i``."""
+        where = f".haystack_sessions[{i}]"
+        if not isinstance(session, list):
+            self.issue("malformed_records", where, "session is not a list of turns", "imported as an empty session",
+                       f"{self.sid}-S{i + 1}", session)
+            return []
+        out: list[tuple[Message, bool]] = []
+        size, exact = 0, False
+        for j, turn in enumerate(session):
+            at, message_id = f"{where}[{j}]", f"{self.sid}-S{i + 1}:{j + 1}"
+            if not isinstance(turn, dict):
+                self.issue("malformed_records", at, "turn is not an object", "skipped", message_id, turn)
+                continue
+            role, text, flag = turn.get("role"), turn.get("content"), turn.get("has_answer", False)
+            if role not in (USER, ASSISTANT):
+                self.issue("malformed_records", f"{at}.role", "role is neither 'user' nor 'assistant'", "skipped",
+                           message_id, role)
+                continue
+            if not isinstance(text, str):
+                self.issue("malformed_records", f"{at}.content", "content is not a string", "skipped", message_id,
+                           text)
+                continue
+            if not isinstance(flag, bool):
+                self.issue("malformed_records", f"{at}.has_answer", "has_answer is not true or false",
+                           "read as false", message_id, flag)
+                flag = False
+            if len(text) > MAX_MESSAGE_TEXT_CHARS:
+                self.issue("malformed_records", f"{at}.content", f"content of {len(text):,} characters exceeds the "
+                           f"fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
+                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
+                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            message = Message(message_id=message_id, author=role, role=role, text=text,
+                              timestamp=rfc3339(start + TURN_STEP * j), scope="shared")
+            # An upper bound first (a character is at most 6 bytes of JSON, the other fields
+            # under 512); exact sizes only once that bound nears the fixture line limit.
+            size += _json_size(message) if exact else len(text) * 6 + 512
+            if size > _LINE_BUDGET and not exact:
+                exact = True
+                size = sum(_json_size(m) for m, _ in out) + _json_size(message)
+            if size > _LINE_BUDGET:
+                self.issue("malformed_records", at, f"session line would exceed the fixture line limit of "
+                           f"{human(MAX_JSONL_LINE_BYTES)}", "this and later turns of the session skipped",
+                           message_id)
+                break
+            out.append((message, flag))
+        return out
+
+    # ---- evidence -------------------------------------------------------------------
+    def _evidence(self, turns: dict[int, list[tuple[Message, bool]]], names: dict[int, str], ids: list,
+                  abstention: bool, probe_id: str) -> list[str]:
+        position = {name: i for i, name in names.items()}
+        wanted: set[int] = set()
+        for k, name in enumerate(self._list("answer_session_ids")):
+            where = f".answer_session_ids[{k}]"
+            if not isinstance(name, str):
+                self.issue("dangling_evidence", where, "not a session id string", "dropped", probe_id, name)
+            elif name in position:
+                wanted.add(position[name])
+            else:
+                listed = name in ids[len(turns):]
+                self.issue("dangling_evidence", where, "names a haystack_session_ids entry without a session"
+                           if listed else "names no session of haystack_session_ids", "dropped", probe_id, name)
+        for i in sorted(set(turns) - wanted):
+            marked = [m.message_id for m, flag in turns[i] if flag]
+            if marked:
+                self.issue("unused_has_answer", f".haystack_sessions[{i}]",
+                           f"has_answer turns ({len(marked)}) in a session not named by answer_session_ids",
+                           "not evidence", f"{self.sid}-S{i + 1}", names.get(i))
+        self.counts["answer_sessions"] += len(wanted)
+        if abstention:
+            self.counts["abstention_evidence_withheld"] += bool(wanted)
+            return []
+        evidence: list[str] = []
+        for i in sorted(wanted, key=lambda i: self.index_of[i]):
+            marked = [m.message_id for m, flag in turns[i] if flag]
+            if marked:
+                self.counts["answer_sessions_turn_level"] += 1
+                evidence.extend(marked)
+                continue
+            self.counts["answer_sessions_session_level"] += 1
+            users = [m.message_id for m, _ in turns[i] if m.role == USER]
+            self.issue("session_level_evidence", f".haystack_sessions[{i}]", "answer session without has_answer turns",
+                       f"all its user turns ({len(users)}) are evidence" if users
+                       else "it has no user turn: no evidence",
+                       f"{self.sid}-S{i + 1}", names[i])
+            evidence.extend(users)
+        if len(evidence) > MAX_EVIDENCE_IDS:
+            self.issue("malformed_records", ".answer_session_ids", f"{len(evidence):,} evidence turns",
+                       f"the first {MAX_EVIDENCE_IDS:,} kept", probe_id)
+            evidence = evidence[:MAX_EVIDENCE_IDS]
+        return evidence
+
+    # ---- answer ---------------------------------------------------------------------
+    def _answer(self, abstention: bool, probe_id: str) -> str:
+        value = self.record.get("answer")
+        if abstention:
+            if (isinstance(value, str) and value.strip()) or _is_number(value):
+                self.counts["abstention_explanations_withheld"] += 1
+            return "unknown"
+        if isinstance(value, str) and value.strip():
+            return value
+        if _is_number(value):
+            self.issue("integer_answers", ".answer", f"answer is a number ({type(value).__name__}), not text",
+                       f"kept as text {str(value)!r}", probe_id, value)
+            return str(value)
+        if value is None or isinstance(value, str):
+            self.issue("missing_answers", ".answer", "no answer", "kept with an empty answer (retrieval can still "
+                       "be scored from evidence)", probe_id, value)
+            return ""
+        self.issue("missing_answers", ".answer", f"answer is a {type(value).__name__}, not text",
+                   "kept as JSON text", probe_id, value)
+        return _raw(value)
+
+    def _probe_type(self, probe_id: str) -> str:
+        value = self.record.get("question_type")
+        if value in PROBE_TYPES:
+            return PROBE_TYPES[value]
+        self.issue("malformed_records", ".question_type", "unknown question_type", f"probe_type '{UNCATEGORISED}'",
+                   probe_id, value)
+        return UNCATEGORISED
+
+    def _asked_at(self, last_start: datetime, probe_id: str) -> datetime:
+        value = self.record.get("question_date")
+        moment, problem = parse_lme_date(value)
+        if moment is None:
+            moment = last_start + PROBE_DELAY
+            self.issue("unparseable_dates", ".question_date", f"question date {problem}",
+                       f"asked at {rfc3339(moment)}, 1 day after the last session starts", probe_id, value)
+            return moment
+        if problem:
+            self.issue("weekday_mismatches", ".question_date", problem, f"date kept: {rfc3339(moment)}", probe_id,
+                       value)
+        if moment < last_start:
+            self.issue("early_question_dates", ".question_date",
+                       f"question date precedes the last session ({rfc3339(last_start)})",
+                       "kept as given (temporal answers are computed from it)", probe_id, value)
+        return moment
+
+    # ---- the scenario ---------------------------------------------------------------
+    def convert(self) -> tuple[list, GoldFile] | None:
+        """The fixture lines and gold file, or None when the instance cannot be a scenario."""
+        question = self.record.get("question")
+        probe_id = f"{self.sid}-q1"
+        if not isinstance(question, str) or not question.strip():
+            self.issue("malformed_records", ".question", "no question text", "instance skipped", probe_id, question)
+            return None
+        if len(question) > MAX_QUERY_CHARS:
+            self.issue("malformed_records", ".question", f"question of {len(question):,} characters exceeds the "
+                       f"fixture limit of {MAX_QUERY_CHARS:,}", "instance skipped", probe_id)
+            return None
+        sessions = self._list("haystack_sessions")
+        if not sessions:
+            self.issue("malformed_records", ".haystack_sessions", "instance has no sessions", "instance skipped")
+            return None
+        n = len(sessions)
+        ids = self._list("haystack_session_ids")
+        names = self._session_names(ids, n)
+        times = self._times(self._list("haystack_dates"), n)
+        order = sorted(range(n), key=lambda i: (times[i], i))
+        self.index_of = {i: index for index, i in enumerate(order)}
+        if order != list(range(n)):
+            self.issue("order_changes", ".haystack_dates", "dataset order differs from time order",
+                       "indexed in time order: " + " ".join(f"S{i + 1}" for i in order),
+                       raw=" ".join(f"S{i + 1}" for i in range(n)))
+        turns: dict[int, list[tuple[Message, bool]]] = {}
+        lines: list = []
+        for index, i in enumerate(order):
+            turns[i] = self._messages(i, sessions[i], times[i])
+            messages = [m for m, _ in turns[i]]
+            spoke = {m.author for m in messages}
+            participants = [e.entity_id for e in ENTITIES if e.entity_id in spoke] or [USER, ASSISTANT]
+            lines.append(SessionLine(session_id=f"{self.sid}-S{i + 1}", index=index, time=rfc3339(times[i]),
+                                     participants=participants, messages=messages))
+        abstention = isinstance(self.record.get("question_id"), str) and \
+            self.record["question_id"].endswith(ABSTENTION_SUFFIX)
+        last_start = times[order[-1]]
+        asked_at = self._asked_at(last_start, probe_id)
+        horizon = horizon_for(n)
+        gold_probe = GoldProbe(probe_id=probe_id, checkpoint_id=f"{self.sid}-final",
+                               probe_type=self._probe_type(probe_id), abstention=abstention,
+                               answer=self._answer(abstention, probe_id),
+                               evidence=self._evidence(turns, names, ids, abstention, probe_id))
+        header = HeaderLine(scenario_id=self.sid, paradigm="user_assistant", source=SOURCE, free_form=True,
+                            horizons=[HorizonPhase(name=horizon, sessions=n, session_gap_hours=self.gap_hours)],
+                            entities=list(ENTITIES))
+        checkpoint = CheckpointLine(checkpoint_id=f"{self.sid}-final", after_session=n, horizon=horizon,
+                                    probes=[Probe(probe_id=probe_id, asked_by=USER, query=question,
+                                                  asked_at=rfc3339(asked_at))])
+        return [header, *lines, checkpoint], GoldFile(scenario_id=self.sid, source=SOURCE, probes=[gold_probe])
+
+
+def _unique(base: str, used: set[str]) -> str:
+    candidate, k = base, 2
+    while candidate in used:
+        suffix = f"-{k}"
+        candidate, k = base[: SCENARIO_ID_CHARS - len(suffix)] + suffix, k + 1
+    used.add(candidate)
+    return candidate
+
+
+def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, str | None]:
+    """``lme-<question_id>`` made a unique file-safe id, and what was wrong, if anything."""
+    qid = record.get("question_id") if isinstance(record, dict) else None
+    named = isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != ""
+    # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
+    base = sanitise_id(f"lme-{qid}" if named else f"lme-record-{position}", colons=False)[:SCENARIO_ID_CHARS]
+    sid = _unique(base, used)
+    if not named:
+        return sid, "question_id missing"
+    if not isinstance(qid, str):
+        return sid, "question_id is not a string"
+    return sid, None if sid == base else "duplicate question_id (after sanitising)"
+
+
+def _variant(name: str) -> str:
+    lower = name.lower()
+    if "oracle" in lower:
+        kind = "oracle (evidence sessions only)"
+    elif re.search(r"(^|[_\-.])m([_\-.]|$)", lower):
+        kind = "M (~500 sessions per instance)"
+    elif re.search(r"(^|[_\-.])s([_\-.]|$)", lower):
+        kind = "S (~50 sessions per instance)"
+    else:
+        return f"source file {name}; variant not detectable from the file name"
+    cleaned = ", cleaned re-release" if "clean" in lower else ""
+    return f"source file {name}; variant {kind}{cleaned} (from the file name)"
+
+
+_AFTER_ARRAY = -2
+
+
+def _format_error(path: Path, reader: _Reader, position: int, written: int, exc: Exception) -> SourceFormatError:
+    if isinstance(exc, _TooLong):
+        what = f"a single JSON value longer than {human(MAX_INSTANCE_BYTES)} (the parser would hold it whole)"
+        where = f"byte {exc.start:,}"
+    else:
+        message = exc.args[0] if exc.args else exc
+        if isinstance(message, bytes):
+            message = message.decode("utf-8", "replace")
+        first = str(message).strip().splitlines()[0] if str(message).strip() else type(exc).__name__
+        what = f"not valid JSON ({first})"
+        low = max(reader.consumed - reader.last, 0)
+        where = f"bytes {low:,}-{reader.consumed:,}" if reader.consumed else "byte 0"
+        if reader.consumed == 0:
+            what = "empty file: expected a JSON array of LongMemEval instances"
+    if position == _AFTER_ARRAY:
+        state = f"after the array; its {written} scenarios were written, but no {REPORT_FILE}"
+    elif position >= 0:
+        state = (f"instance [{position}]; the {written} scenarios before it were written, the import is "
+                 f"incomplete (no {REPORT_FILE})")
+    else:
+        state = "(document)"
+    return SourceFormatError(f"{path}: {where} ({state}): {what}")
+
+
+def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
+    """Stream a LongMemEval file into ``out_dir/fixtures/<scenario>.jsonl``,
+    ``out_dir/gold/<scenario>.json`` and ``out_dir/import-report.json``; return the report.
+
+    One scenario per instance, written as soon as the instance is read; memory holds one
+    instance (at most :data:`MAX_INSTANCE_BYTES` of JSON) at a time. Bad items never
+    raise: each becomes an issue in the report (see the module docstring). The same input
+    file gives byte-identical output files.
+
+    Raises:
+        SourceFormatError: the file is empty, not a JSON array, or stops being valid JSON
+            (or holds one value over :data:`MAX_INSTANCE_BYTES`); the message names the
+            file, the byte range and the instance. Scenarios written before stay; no
+            report is written.
+        OSError: the file cannot be read or the output written.
+    """
+    path, out_dir = Path(path), Path(out_dir)
+    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in ISSUE_KINDS}
+    counts = dict.fromkeys(COUNT_KEYS, 0)
+    by_type: dict[str, int] = {}
+    scenario_ids: list[str] = []
+    used_ids: set[str] = set()
+    with open(path, "rb") as handle:
+        reader = _Reader(handle)
+        events = ijson.basic_parse(reader, use_float=True, buf_size=READ_SIZE)
+        position = -1
+        try:
+            first, _ = next(events)
+            if first != "start_array":
+                kind = {"start_map": "an object", "string": "a string", "number": "a number",
+                        "boolean": "a boolean", "null": "null"}.get(first, first)
+                raise SourceFormatError(f"{path}: (document): expected a JSON array of LongMemEval instances, "
+                                        f"got {kind}")
+            stream = _instances(events, reader)
+            while True:
+                position += 1
+                try:
+                    record = next(stream)
+                except StopIteration:
+                    break
+                _convert(record, position, used_ids, issues, counts, by_type, scenario_ids, out_dir)
+                del record  # before the next instance is built
+            position = _AFTER_ARRAY
+            for _ in events:  # text after the array is an error (raised here)
+                pass
+        except StopIteration:  # no event at all
+            raise _format_error(path, reader, -1, 0, ValueError("premature EOF")) from None
+        except (ijson.JSONError, UnicodeDecodeError, _TooLong) as exc:
+            raise _format_error(path, reader, position, len(scenario_ids), exc) from None
+        sha, size = reader.finish()
+    notes = [_variant(path.name), *NOTES]
+    report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
+                          scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues, notes=notes)
+    write_report(out_dir / REPORT_FILE, report)
+    return report
+
+
+def _convert(record: object, position: int, used_ids: set[str], issues: dict[str, list[ImportIssue]],
+             counts: dict[str, int], by_type: dict[str, int], scenario_ids: list[str], out_dir: Path) -> None:
+    """Convert and write one instance (or list why not)."""
+    sid, problem = _scenario_id(record, position, used_ids)
+    if isinstance(record, _Skipped) or not isinstance(record, dict):
+        reason = record.reason if isinstance(record, _Skipped) else f"instance is {_kind(record)}, not an object"
+        issues["malformed_records"].append(ImportIssue(scenario_id=sid, location=f"[{position}]", reason=reason,
+                                                       resolution="instance skipped"))
+        counts["skipped_instances"] += 1
+        return
+    instance = _Instance(record, position, sid, issues, counts)
+    if problem:
+        instance.issue("malformed_records", ".question_id", problem, f"scenario id {sid}",
+                       raw=record.get("question_id"))
+    converted = instance.convert()
+    if converted is None:
+        counts["skipped_instances"] += 1
+        instance.close()
+        return
+    lines, gold = converted
+    sessions = [line for line in lines if isinstance(line, SessionLine)]
+    quality = gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes})
+    for kind, found in quality.items():
+        issues[kind].extend(found)
+    instance.close()
+    write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
+    write_gold(out_dir / "gold" / f"{sid}.json", gold)
+    scenario_ids.append(sid)
+    counts["scenarios"] += 1
+    counts["sessions"] += len(sessions)
+    counts["messages"] += sum(len(s.messages) for s in sessions)
+    counts["probes"] += len(gold.probes)
+    counts["evidence_ids"] += sum(len(g.evidence) for g in gold.probes)
+    counts["abstention_probes"] += sum(g.abstention for g in gold.probes)
+    for g in gold.probes:
+        by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+# --------------------------------------------------------------------------- CLI
+
+@click.command("longmemeval")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write fixtures/, gold/ and import-report.json into.")
+def cli_command(path: Path, out_dir: Path) -> None:
+    """Import LongMemEval (longmemeval_s/_m/_oracle.json, cleaned too): one scenario per question, streamed."""
+    from conformance.cli import Failure  # the CLI's own error style (exit 2, no traceback)
+
+    for sub in ("fixtures", "gold"):
+        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
+            raise Failure(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
+    try:
+        report = import_longmemeval(path, out_dir)
+    except DriftError as exc:
+        raise Failure(str(exc).replace("[", r"\[")) from None
+    except OSError as exc:
+        raise Failure(f"{exc.filename or path}: {exc.strerror or exc}".replace("[", r"\[")) from None
+    click.echo(format_report(report))
+    if not report.scenarios:
+        raise Failure(f"{path}: no instance could be imported (see {out_dir / REPORT_FILE})")
+    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
+               f"--gold {out_dir / 'gold'}")
