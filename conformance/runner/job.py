@@ -85,8 +85,13 @@ def host() -> dict:
             "machine": platform.machine()}
 
 
-def spec_departures(config_host: dict, concurrency: int = 1, answer_model: bool = False) -> list[str]:
-    """Run-wide departures from DRIFT §7, in plain words (the report lists them as deviations)."""
+def spec_departures(config_host: dict, concurrency: int = 1, answer_model: bool = False,
+                    reference_form: str = "") -> list[str]:
+    """Run-wide departures from DRIFT §7, in plain words (the report lists them as deviations).
+
+    ``reference_form``: the reference compressor's Describe ``settings.form``; its LLM form
+    ("llm: ...") makes one call per session as DRIFT §7.7 assumes, so that departure is not listed.
+    """
     return [
         ("the answer model's time to first token is the reader latency of TTFRT and dialectic speed; a call served "
          "from the response cache keeps the timing of the call that filled it" if answer_model else
@@ -94,9 +99,11 @@ def spec_departures(config_host: dict, concurrency: int = 1, answer_model: bool 
          "DRIFT §7.8 measures an LLM's time to first token"),
         "action alignment is judged by gold (each system's multiple-choice action against the amnesiac's, right or "
         "wrong), not by an LLM judge prompted with the ground truth (DRIFT §7.4)",
-        f"the reference compressor ({REFERENCE}) is extractive and calls no LLM, where DRIFT §7.7 assumes one LLM "
-        "call per session: TC_ref counts its stored tokens only, so a system that spends LLM tokens gets a lower "
-        "TES than against DRIFT's LLM compressor",
+        (f"the reference compressor ({REFERENCE}) runs in its LLM form ({reference_form[4:].strip()}), as DRIFT "
+         "§7.7 assumes: TC_ref counts its LLM tokens and its stored tokens" if reference_form.startswith("llm") else
+         f"the reference compressor ({REFERENCE}) is extractive and calls no LLM, where DRIFT §7.7 assumes one LLM "
+         "call per session: TC_ref counts its stored tokens only, so a system that spends LLM tokens gets a lower "
+         "TES than against DRIFT's LLM compressor (DRIFT_REFERENCE_LLM_MODEL switches on its LLM form)"),
         (f"latencies were measured one session stream at a time on this host ({config_host.get('cpus')} CPUs, "
          f"{config_host.get('memory_gib')} GiB), not on DRIFT §7.8's 8-core, 32 GB host with 4 concurrent sessions"
          if concurrency <= 1 else
@@ -363,7 +370,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         started_at=started_at, finished_at=_now(),
         notes=(([FREE_FORM_JUDGED_NOTE if llm.judge is not None else FREE_FORM_EXACT_NOTE] if answered
                 else [FREE_FORM_NOTE]) if free_form else [])
-        + spec_departures(host(), concurrency, answered) + (llm.notes if llm is not None else [])
+        + spec_departures(host(), concurrency, answered, _reference_form(results)) + (llm.notes if llm is not None else [])
         + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else [])
@@ -387,6 +394,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                          oracle_ceiling=ceiling)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
+
+
+def _reference_form(results: dict) -> str:
+    reference = results.get(REFERENCE)
+    settings = (reference.describe or {}).get("settings") if reference is not None else None
+    return str((settings or {}).get("form") or "")
 
 
 def internal_model_notes(results: dict, llm=None) -> list[str]:

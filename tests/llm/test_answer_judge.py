@@ -381,7 +381,7 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
                                "--audit", str(score_path)])
     assert out.exit_code == 0, out.output
     text = md_path.read_text()
-    assert "judge-human agreement" in text and f"over 19 labelled items" in text
+    assert "judge-human agreement" in text and "over 19 labelled items" in text
     assert "answer model" in text and ANSWER_MODEL in text and "spend" in text
     assert "judge-human agreement" in (tmp_path / "r.html").read_text()
     # A bad label names the file and line.
@@ -441,3 +441,14 @@ def test_systems_with_internal_models_are_named_in_the_receipt():
         "together with them"]
     assert internal_model_notes(results) == ["mem0 runs internal models: all-MiniLM-L6-v2, " + ANSWER_MODEL,
                                              "vector runs internal models: all-MiniLM-L6-v2"]
+
+
+def test_the_reference_compressors_llm_form_drops_the_extractive_departure():
+    from conformance.runner.job import spec_departures
+
+    host = {"cpus": 2, "memory_gib": 24}
+    extractive = " ".join(spec_departures(host))
+    llm = " ".join(spec_departures(host, reference_form="llm: one Messages API call per session in Store "
+                                                         f"({ANSWER_MODEL}, temperature 0)"))
+    assert "is extractive and calls no LLM" in extractive and "is extractive" not in llm
+    assert "runs in its LLM form" in llm and ANSWER_MODEL in llm
