@@ -616,17 +616,10 @@ def import_():
 @_errors_exit_2
 def import_locomo_cmd(path, out_dir):
     """Import LoCoMo (locomo10.json): sessions, QA probes, evidence; an import report lists bad gold."""
-    from conformance.importers.locomo import format_report, import_locomo
+    from conformance.importers.locomo import import_locomo
+    from conformance.importers.report import run_import
 
-    for sub in ("fixtures", "gold"):
-        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
-            raise Failure(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
-    report = import_locomo(path, out_dir)
-    click.echo(format_report(report))
-    if not report.scenarios:
-        raise Failure(f"{path}: no conversation could be imported (see {out_dir / 'import-report.json'})")
-    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
-               f"--gold {out_dir / 'gold'}")
+    run_import(import_locomo, path, out_dir)
 
 
 @main.group("export")

@@ -119,6 +119,7 @@ from conformance.importers.report import (
     SourceFormatError,
     file_sha256,
     format_report,
+    run_import,
     write_report,
 )
 
@@ -1013,18 +1014,11 @@ def cli_command(path: Path, out_dir: Path) -> None:
     probing questions as probes, source_chat_ids as evidence; an import report lists bad gold."""
     from conformance.cli import Failure  # here, not at import: cli.py registers this command
 
-    for sub in ("fixtures", "gold"):
-        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
-            raise Failure(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
+    def rubric_line(report: ImportReport) -> list[str]:
+        n = report.counts.get("rubric_probes")
+        return [f"{n} rubric-graded probes (subtype 'rubric') count only with an answer model and a judge"] if n else []
+
     try:
-        report = import_beam(path, out_dir)
-    except (DriftError, FileNotFoundError) as exc:
+        run_import(import_beam, path, out_dir, extra=rubric_line)
+    except DriftError as exc:
         raise Failure(str(exc).replace("[", r"\[")) from None
-    click.echo(format_report(report))
-    if report.counts.get("rubric_probes"):
-        click.echo(f"{report.counts['rubric_probes']} rubric-graded probes (subtype 'rubric') count only with an "
-                   "answer model and a judge")
-    if not report.scenarios:
-        raise Failure(f"{path}: no conversation could be imported (see {out_dir / REPORT_FILE})")
-    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
-               f"--gold {out_dir / 'gold'}")

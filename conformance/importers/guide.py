@@ -156,6 +156,7 @@ from conformance.importers.report import (
     ImportReport,
     SourceFormatError,
     format_report,
+    run_import,
     write_report,
 )
 
@@ -1041,18 +1042,7 @@ def _exit_2(fn):
 def import_command(path: Path, out_dir: Path) -> None:
     """Import the comparison guide's JSONL cases (one case per line): sessions, questions,
     evidence; an import report lists every item it had to change or drop."""
-    for sub in ("fixtures", "gold"):
-        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
-            raise DriftError(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
-    try:
-        report = import_guide(path, out_dir)
-    except OSError as exc:
-        raise DriftError(f"{exc.filename or path}: {exc.strerror or exc}") from None
-    click.echo(format_report(report))
-    if not report.scenarios:
-        raise DriftError(f"{path}: no case could be imported (see {out_dir / REPORT_FILE})")
-    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
-               f"--gold {out_dir / 'gold'}")
+    run_import(import_guide, path, out_dir, unit="case")
 
 
 @click.command("guide")

@@ -101,6 +101,7 @@ from conformance.importers.report import (
     ImportReport,
     SourceFormatError,
     format_report,
+    run_import,
     write_report,
 )
 
@@ -823,17 +824,7 @@ def cli_command(path: Path, out_dir: Path) -> None:
     """Import LongMemEval (longmemeval_s/_m/_oracle.json, cleaned too): one scenario per question, streamed."""
     from conformance.cli import Failure  # the CLI's own error style (exit 2, no traceback)
 
-    for sub in ("fixtures", "gold"):
-        if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
-            raise Failure(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
     try:
-        report = import_longmemeval(path, out_dir)
+        run_import(import_longmemeval, path, out_dir, unit="instance")
     except DriftError as exc:
         raise Failure(str(exc).replace("[", r"\[")) from None
-    except OSError as exc:
-        raise Failure(f"{exc.filename or path}: {exc.strerror or exc}".replace("[", r"\[")) from None
-    click.echo(format_report(report))
-    if not report.scenarios:
-        raise Failure(f"{path}: no instance could be imported (see {out_dir / REPORT_FILE})")
-    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
-               f"--gold {out_dir / 'gold'}")

@@ -111,8 +111,19 @@ def parse_answer(probe, text: str) -> str:
     return line or UNKNOWN
 
 
+class PerReplicate:
+    """One client per replicate (1-based), made on first use by ``self.client_for``, so each
+    replicate keeps its own response cache (see :func:`replicate_cache`)."""
+
+    def client(self, replicate: int):
+        clients = self.__dict__.setdefault("_clients", {})
+        if replicate not in clients:
+            clients[replicate] = self.client_for(replicate)
+        return clients[replicate]
+
+
 @dataclass
-class AnswerModel:
+class AnswerModel(PerReplicate):
     """Answers probes with one pinned model; one client (and response cache) per replicate.
 
     ``client_for(replicate) -> AnthropicClient`` builds the client of a replicate (1-based);
@@ -125,14 +136,6 @@ class AnswerModel:
     client_for: Callable[[int], object]
     max_tokens: int = DEFAULT_ANSWER_MAX_TOKENS
     system_prompt: str = ANSWER_SYSTEM_PROMPT
-
-    def __post_init__(self):
-        self._clients: dict[int, object] = {}
-
-    def client(self, replicate: int):
-        if replicate not in self._clients:
-            self._clients[replicate] = self.client_for(replicate)
-        return self._clients[replicate]
 
     def describe(self) -> dict:
         """What the receipt records about the answer model."""

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.llm.answer import prompt_sha256
+from conformance.llm.answer import PerReplicate, prompt_sha256
 from conformance.llm.errors import LLMError
 from conformance.scoring.rows import normalize_answer
 
@@ -109,20 +109,12 @@ def judge_key(replicate: int, question: str, reference: str, candidate: str, abs
 
 
 @dataclass
-class JudgeModel:
+class JudgeModel(PerReplicate):
     """The judge: one pinned model, one client (and cache) per replicate, a fixed rubric."""
 
     model: str
     client_for: Callable[[int], object]
     system_prompt: str = JUDGE_SYSTEM_PROMPT
-
-    def __post_init__(self):
-        self._clients: dict[int, object] = {}
-
-    def client(self, replicate: int):
-        if replicate not in self._clients:
-            self._clients[replicate] = self.client_for(replicate)
-        return self._clients[replicate]
 
     def describe(self) -> dict:
         return {"model": self.model, "prompt": self.system_prompt, "prompt_sha256": prompt_sha256(self.system_prompt),
