@@ -183,6 +183,10 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
 
     log = (lambda msg: _err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
 
+    if (compare_with is not None or update_baseline) and known_bad is not None:
+        raise Failure("--known-bad leaves probes out of the gate cells, so the gate would see them as removed gold: "
+                      "the CI gate (--compare, --update-baseline) scores every probe; retire doubtful items from "
+                      "fixture and gold instead (nothing was run)")
     if (compare_with is not None or update_baseline) and include_holdout:
         raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
                       "uses holdout scenarios: drop one or the other (nothing was run)")

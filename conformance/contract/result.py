@@ -164,9 +164,11 @@ class ResultDocument(_Doc):
     """False when a run stopped early; such a result exits 2."""
     errors: list[str] = []
     spend: dict[str, Any] | None = None
-    """With ``--answer-model``: ``answer`` and ``judge`` usage (calls made, calls served from
-    the response cache, input/output tokens, ``cost_usd``; ``served_models``), ``total_usd``,
-    ``budget_usd`` and whether it ran out. None for hermetic runs (they spend nothing)."""
+    """With ``--answer-model``: ``answer`` and ``judge`` usage over the scored records (calls
+    made, calls served from the response cache, input/output tokens, ``cost_usd``;
+    ``served_models``); ``total_usd``: what the run spent over all its invocations (a resumed
+    run included), ``spent_this_invocation_usd``, ``spent_earlier_usd``; ``budget_usd`` (it
+    bounds the whole run) and whether it ran out. None for hermetic runs (they spend nothing)."""
     oracle_ceiling: dict[str, Any] | None = None
     """Per dataset (fixture ``source``): the oracle's recall_at_k, recall_all_in_budget and
     accuracy, probes, and ``reasons`` it sits below 1 (:mod:`conformance.scoring.ceiling`)."""

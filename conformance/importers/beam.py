@@ -65,6 +65,8 @@ Decisions (also written into the report's ``notes``):
   answer model and a judge. Numeric answers are kept as text (``integer_answers``).
 * Message text is kept verbatim, BEAM's ``->-> <batch>,<turn>`` tags included (BEAM's own
   evaluation hands them to the model too). ``conversation_references`` (free text) is not used.
+* A UTF-8 byte order mark at the start of a JSON or JSON Lines file is dropped (as the LongMemEval
+  and guide importers do); the source digest covers the file's bytes as they are.
 * Size bounds (:mod:`conformance.contract.limits`): a folder's JSON file or a JSONL line holds
   at most ``MAX_IMPORT_SOURCE_BYTES`` (512 MiB; a 10M chat is ~60 MB) or its conversation is
   skipped and listed; rows of a JSON array export are streamed one at a time (ijson), so only
@@ -79,6 +81,7 @@ import json
 import re
 import statistics
 from collections.abc import Iterator
+from typing import BinaryIO
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -311,6 +314,28 @@ class _Hasher:
         return self._single or self._digest.hexdigest()
 
 
+#: A UTF-8 byte order mark (Windows tools write one). Every JSON and JSON Lines file BEAM reads may
+#: start with one, as the LongMemEval and guide importers accept; it is hashed, never parsed.
+_BOM = b"\xef\xbb\xbf"
+
+
+def _without_bom(raw: bytes) -> bytes:
+    """``raw`` without a leading UTF-8 byte order mark."""
+    return raw[len(_BOM):] if raw.startswith(_BOM) else raw
+
+
+def _open_json(path: Path) -> BinaryIO:
+    """``path`` opened for ijson, positioned after a leading UTF-8 byte order mark."""
+    handle = open(path, "rb")
+    try:
+        if handle.read(len(_BOM)) != _BOM:
+            handle.seek(0)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
 def _read_json_file(path: Path, hasher: _Hasher) -> tuple[object, str | None]:
     try:
         raw = read_bounded(path, MAX_IMPORT_SOURCE_BYTES)
@@ -320,7 +345,7 @@ def _read_json_file(path: Path, hasher: _Hasher) -> tuple[object, str | None]:
         return None, f"cannot read: {exc.strerror or exc}"
     hasher.add(path, raw)
     try:
-        return parse_json(raw), None
+        return parse_json(_without_bom(raw)), None
     except BadDocument as exc:
         where = f"line {exc.line}: " if exc.line else ""
         return None, f"not a JSON file ({where}{exc.message})"
@@ -453,6 +478,8 @@ def _jsonl_sources(path: Path, size_hint: str | None) -> Iterator[_Source]:
                               skip=f"skipped: line longer than {human(MAX_IMPORT_SOURCE_BYTES)} (the input limit; "
                                    "see docs/input-limits.md)")
                 continue
+            if lineno == 1:
+                raw = _without_bom(raw)
             if not raw.strip():
                 continue
             try:
@@ -476,7 +503,7 @@ def _json_shape(path: Path) -> tuple[str, list[tuple[str, str]]]:
     """
     kind, keys, pending = "", [], None
     try:
-        with open(path, "rb") as handle:
+        with _open_json(path) as handle:
             for prefix, event, value in ijson.parse(handle):
                 if not kind:
                     kind = {"start_array": "array", "start_map": "object"}.get(event, event)
@@ -497,7 +524,7 @@ def _json_shape(path: Path) -> tuple[str, list[tuple[str, str]]]:
 def _json_sources(path: Path, size_hint: str | None) -> Iterator[_Source]:
     kind, keys = _json_shape(path)
     if kind == "array":
-        with open(path, "rb") as handle:
+        with _open_json(path) as handle:
             for r, row in enumerate(ijson.items(handle, "item", use_float=True)):
                 source = _row_source(row, f"[{r}]", r, size_hint)
                 del row
@@ -509,7 +536,7 @@ def _json_sources(path: Path, size_hint: str | None) -> Iterator[_Source]:
     names = [k for k, _ in keys]
     if "chat" in names or "probing_questions" in names:
         try:
-            row = parse_json(read_bounded(path, MAX_IMPORT_SOURCE_BYTES))
+            row = parse_json(_without_bom(read_bounded(path, MAX_IMPORT_SOURCE_BYTES)))
         except TooLarge as exc:
             raise SourceFormatError(f"{path}: (file): one row {exc}") from None
         except BadDocument as exc:
@@ -523,7 +550,7 @@ def _json_sources(path: Path, size_hint: str | None) -> Iterator[_Source]:
                           else "skipped: a key holding '.' cannot be streamed")
             continue
         split_size = normalise_size(key) or size_hint
-        with open(path, "rb") as handle:
+        with _open_json(path) as handle:
             for r, row in enumerate(ijson.items(handle, f"{key}.item", use_float=True)):
                 source = _row_source(row, f"{key}[{r}]", r, split_size)
                 del row

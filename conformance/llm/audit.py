@@ -87,6 +87,14 @@ def _read_jsonl(path: Path) -> list[dict]:
     return out
 
 
+def item_sha256(question: str, reference: str, candidate: str) -> str:
+    """Hex SHA-256 binding a labelled line to its key entry (a labelled file from another
+    sample is refused instead of being scored against the wrong items)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps([question, reference, candidate], ensure_ascii=False).encode()).hexdigest()
+
+
 def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed: int = 0) -> int:
     """Write the blinded sample and its key; returns the number of items written.
 
@@ -96,6 +104,9 @@ def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed
     """
     from conformance.report.command import load_result
 
+    if Path(out_path).resolve() == Path(key_path).resolve():
+        raise AuditError(f"--out and --key are both {out_path}: the key would overwrite the file to label (and the "
+                         "labeler would see the pipeline's verdicts); give two paths")
     doc = load_result(result_path)
     config = doc.receipt.config
     if not config.get("answer_model"):
@@ -128,6 +139,7 @@ def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed
         items.append({"audit_id": audit_id, "question": record["query"], "reference": reference,
                       "candidate": record["answer"], "human_verdict": None})
         key[audit_id] = {"system": where[0], "scenario_id": where[1], "probe_id": where[2],
+                         "item_sha256": item_sha256(record["query"], reference, record["answer"]),
                          "method": grade["method"], "pipeline_verdict": "correct" if grade["correct"] else "incorrect"}
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with open(out_path, "w", encoding="utf-8") as out:
@@ -174,13 +186,18 @@ def score_audit(audit_path: Path, key_path: Path) -> dict:
         if audit_id in seen:
             raise AuditError(f"{where}: audit_id {audit_id!r} appears twice")
         seen.add(audit_id)
+        truth = key["items"][audit_id]
+        if "item_sha256" in truth and truth["item_sha256"] != item_sha256(
+                str(item.get("question")), str(item.get("reference")), str(item.get("candidate"))):
+            raise AuditError(f"{where}: {audit_id}'s question, reference or candidate differs from the item {key_path} "
+                             "keeps under that id: this file belongs to another sample (or was edited beyond "
+                             "human_verdict)")
         label = item.get("human_verdict")
         if label is None:
             unlabelled += 1
             continue
         if not isinstance(label, str) or label.strip().lower() not in VERDICTS:
             raise AuditError(f"{where}: human_verdict must be \"correct\", \"incorrect\" or null, got {label!r}")
-        truth = key["items"][audit_id]
         pair = (truth["pipeline_verdict"] == "correct", VERDICTS[label.strip().lower()])
         pairs.append(pair)
         by_system[truth["system"]].append(pair)

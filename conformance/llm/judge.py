@@ -70,8 +70,13 @@ def declines(answer: str) -> bool:
 
 
 def parse_verdict(text: str) -> bool | None:
-    """True for CORRECT, False for INCORRECT, None for anything else (first word, any case)."""
-    word = re.sub(r"[^A-Za-z]", "", (text or "").strip().split(maxsplit=1)[0] if (text or "").strip() else "")
+    """True for CORRECT, False for INCORRECT, None for anything else.
+
+    The whole reply must be that one word (any case; surrounding whitespace, markdown emphasis,
+    quotes and end punctuation aside): "CORRECT or INCORRECT", "The answer is CORRECT" or
+    "INCORRECT because ..." are unparseable, never read as a verdict.
+    """
+    word = (text or "").strip().strip("*_`\"'.!:;, \n\t")
     return {"CORRECT": True, "INCORRECT": False}.get(word.upper())
 
 

@@ -88,5 +88,5 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
     if judge is not None and judge.model == answer.model:
         notes.append("the judge model is the answer model: a model grading its own answers may share their blind "
                      "spots (guide §6); prefer another model")
-    return LLMSettings(answer=answer, judge=judge, budget=budget, cache_root=root, base_url=first.base_url,
+    return LLMSettings(answer=answer, judge=judge, budget=budget, cache_root=root, base_url=first.endpoint,
                        notes=notes)

@@ -108,6 +108,9 @@ def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None,
         raise click.UsageError("give --html PATH, --markdown PATH or both: where to write the report")
     doc = load_result(result)
     audit = load_audit(audit_path) if audit_path is not None else None
+    if audit is not None and audit.get("run_id") != doc.receipt.config.get("run_id"):
+        raise DriftError(f"{audit_path}: the audit is of run {audit.get('run_id')!r}, but {result} is run "
+                         f"{doc.receipt.config.get('run_id')!r}: show an audit with the result it sampled")
     if html_path is not None:
         from conformance.report.html import render_html
 

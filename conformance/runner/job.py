@@ -203,6 +203,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     header: dict | None = {"kind": "run", "run_id": run_id, "binding": binding}
     if resume:
         done, header = _resumable(records_path, binding), None
+        if llm is not None:
+            # --budget-usd bounds the run, not each invocation: earlier invocations' spend counts.
+            llm.budget.carry(prior_spend(records_path.parent))
         log(f"resuming run {run_id}: {len(done)} scenario passes already recorded")
     systems: list = []
     try:
@@ -230,6 +233,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             log(stopped)
             summary = None
         except KeyboardInterrupt:
+            record_spend(records_path.parent, llm)
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
     finally:
@@ -241,6 +245,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                     if r.get("kind") == "scenario_done"}
         fixtures = [p for p in fixtures if (p.stem, 1) in finished]
         if not fixtures:
+            record_spend(records_path.parent, llm)
             raise JobError(f"{stopped}; no scenario finished, so there is nothing to score")
         gold = {p.stem: gold[p.stem] for p in fixtures}
         summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
@@ -260,10 +265,15 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                         record.get("repeat", 1)))
             if grade is not None:
                 record["grade"] = grade
+    record_spend(records_path.parent, llm)
     spend = llm_spend(records, grading, llm) if llm is not None else None
     # --known-bad: listed probes leave the headline (every metric) and are scored apart.
     bad_ids = set((known_bad or {}).get("items", {}))
     gold_all, bad_records = gold, []
+    unmatched = bad_ids - {p.probe_id for g in gold.values() for p in g.probes}
+    if unmatched:
+        log(f"--known-bad: {len(unmatched)} listed ids name no probe of this run: "
+            + ", ".join(sorted(unmatched)[:5]))
     if bad_ids:
         kept = []
         for record in records:
@@ -375,6 +385,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
            else [])
         + internal_model_notes(results, llm)
+        + ([f"--known-bad: {len(unmatched)} listed ids name no probe of this run (typos, or other scenarios): "
+            + ", ".join(sorted(unmatched)[:5]) + (" ..." if len(unmatched) > 5 else "")] if unmatched else [])
         + ([gate.note(config.budget_tokens)] if not gate.is_hard else [])
         + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
             f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
@@ -458,6 +470,7 @@ def load_known_bad(path: Path) -> dict:
     from conformance.contract.limits import load_yaml
 
     data = load_yaml(Path(path), lambda p, where, message: JobError(f"{p}: {where}: {message}"))
+    _refuse_duplicate_keys(Path(path))
     if not isinstance(data, dict) or not data:
         raise JobError(f"{path}: expected a YAML mapping of probe id -> reason, e.g. "
                        "'locomo-conv-26-q0042: gold answer contradicts its evidence'")
@@ -467,9 +480,61 @@ def load_known_bad(path: Path) -> dict:
     return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(), "items": dict(data)}
 
 
+SPEND_LEDGER = "spend.jsonl"
+
+
+def prior_spend(run_dir: Path) -> float:
+    """USD spent by the earlier invocations of a run (its ``spend.jsonl``; 0 when none)."""
+    import json
+
+    total = 0.0
+    path = Path(run_dir) / SPEND_LEDGER
+    if path.exists():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            try:
+                total += float(json.loads(line)["invocation_usd"])
+            except (ValueError, KeyError, TypeError):
+                raise JobError(f"{path}: line {number}: not a spend record; the run's spend cannot be "
+                               "carried over (restore the file or start a new run)") from None
+    return total
+
+
+def record_spend(run_dir: Path, llm) -> None:
+    """Append this invocation's LLM spend to the run's ``spend.jsonl`` (once per invocation)."""
+    import json
+
+    if llm is None or getattr(llm, "_spend_recorded", False):
+        return
+    llm._spend_recorded = True
+    summary = llm.budget.summary()
+    entry = {"invocation_usd": round(summary["spent_usd"] - summary["prior_usd"], 9), "calls": summary["calls"],
+             "cached_calls": summary["cached_calls"], "input_tokens": summary["input_tokens"],
+             "output_tokens": summary["output_tokens"], "at": _now()}
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(run_dir) / SPEND_LEDGER, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, sort_keys=True) + "\n")
+
+
+def _refuse_duplicate_keys(path: Path) -> None:
+    """PyYAML keeps the last of two equal keys silently; a listing must not hide one of two reasons."""
+    import yaml
+
+    node = yaml.compose(path.read_text(encoding="utf-8"))
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict = {}
+    for key, _ in node.value:
+        if key.value in seen:
+            raise JobError(f"{path}: line {key.start_mark.line + 1}: probe id {key.value!r} is listed twice (first on "
+                           f"line {seen[key.value]}); keep one entry with one reason")
+        seen[key.value] = key.start_mark.line + 1
+
+
 def llm_spend(records: list[dict], grading, llm) -> dict:
-    """Token usage and USD of the answer model (from the probe records, this run's and a resumed
-    one's) and of the judge, calls served from the response cache counted apart (they cost 0)."""
+    """Token usage and USD of the answer model (from the probe records of the scored scenarios)
+    and of the judge, calls served from the response cache counted apart (they cost 0), and
+    ``total_usd``: what the whole run spent, every invocation of a resumed run included (its
+    ``spend.jsonl``; a call paid for by an interrupted invocation is a cache hit in the records)."""
     answer = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
     served: set[str] = set()
     for r in records:
@@ -489,8 +554,10 @@ def llm_spend(records: list[dict], grading, llm) -> dict:
     judge = grading.spend() if grading is not None and llm.judge is not None else None
     budget = llm.budget.summary()
     return {"answer": answer, "judge": judge,
-            "total_usd": round(answer["cost_usd"] + (judge["cost_usd"] if judge else 0.0), 6),
-            "budget_usd": budget["limit_usd"], "spent_this_invocation_usd": round(budget["spent_usd"], 6),
+            "total_usd": round(budget["spent_usd"], 6),
+            "budget_usd": budget["limit_usd"],
+            "spent_this_invocation_usd": round(budget["spent_usd"] - budget["prior_usd"], 6),
+            "spent_earlier_usd": round(budget["prior_usd"], 6),
             "budget_exhausted": budget["exhausted"]}
 
 

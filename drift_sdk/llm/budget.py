@@ -42,8 +42,18 @@ class Budget:
     def __init__(self, usd: float | int | str | Decimal | None):
         self.limit_usd: Decimal | None = None if usd is None else _usd(usd, "the budget")
         self.spent_usd = Decimal(0)
+        self.prior_usd = Decimal(0)
+        """USD spent by earlier invocations of the same run (:meth:`carry`), part of ``spent_usd``."""
         self.charges: list[Charge] = []
         self._lock = threading.Lock()
+
+    def carry(self, usd: float | int | str | Decimal) -> None:
+        """Count ``usd`` already spent by earlier invocations of the same run (``--resume``)
+        against the limit, so a resumed run cannot spend the budget again."""
+        amount = _usd(usd, "the spend carried over")
+        with self._lock:
+            self.prior_usd += amount
+            self.spent_usd += amount
 
     @property
     def remaining_usd(self) -> Decimal | None:
@@ -66,8 +76,10 @@ class Budget:
         with self._lock:
             if self.spent:
                 what = f" before a call to {model}" if model else ""
-                raise BudgetSpent(f"the spend budget of ${self.limit_usd} USD is used up (${self.spent_usd} spent over "
-                                  f"{len(self.charges)} calls){what}; the run stops here and is incomplete. "
+                made = sum(1 for c in self.charges if not c.cached)
+                earlier = f", ${self.prior_usd} of it by earlier invocations of this run" if self.prior_usd else ""
+                raise BudgetSpent(f"the spend budget of ${self.limit_usd} USD is used up (${self.spent_usd} spent{earlier}; "
+                                  f"{made} calls made here){what}; the run stops here and is incomplete. "
                                   "Raise --budget-usd, or rerun: cached answers cost nothing.",
                                   spent_usd=self.spent_usd, limit_usd=self.limit_usd)
 
@@ -81,13 +93,14 @@ class Budget:
         return item
 
     def summary(self) -> dict:
-        """JSON-safe totals: limit, spent and remaining USD (floats; None when unlimited), calls
-        made and served from cache, input and output tokens of the calls made."""
+        """JSON-safe totals: limit, spent (earlier invocations carried over included) and remaining
+        USD (floats; None when unlimited), ``prior_usd``, calls made and served from cache, input
+        and output tokens of the calls made."""
         with self._lock:
             made = [c for c in self.charges if not c.cached]
             remaining = self.remaining_usd
             return {"limit_usd": None if self.limit_usd is None else float(self.limit_usd),
-                    "spent_usd": float(self.spent_usd),
+                    "spent_usd": float(self.spent_usd), "prior_usd": float(self.prior_usd),
                     "remaining_usd": None if remaining is None else float(remaining),
                     "calls": len(made), "cached_calls": len(self.charges) - len(made),
                     "input_tokens": sum(c.input_tokens for c in made),

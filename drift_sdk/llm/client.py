@@ -135,6 +135,21 @@ def _normalise_messages(messages) -> list[dict]:
     return out
 
 
+def public_url(url: str) -> str:
+    """``url`` without user:password, query or fragment (``ANTHROPIC_BASE_URL`` may carry a proxy's
+    credentials; they must never reach a record, a receipt or an error message)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port is not None:
+            host = f"{host}:{parts.port}"
+    except ValueError:
+        return "[unparseable ANTHROPIC_BASE_URL]"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 class AnthropicClient:
     """Completions from one pinned Anthropic model, streamed, cached and budgeted.
 
@@ -185,6 +200,8 @@ class AnthropicClient:
             raise LLMConfigError(f"{KEY_VARIABLE} is not set: {purpose} calls the Anthropic API and needs a key. "
                                  f"Set {KEY_VARIABLE} (and {BASE_URL_VARIABLE} for another endpoint).")
         self.base_url = (environ.get(BASE_URL_VARIABLE) or "").strip() or DEFAULT_BASE_URL
+        self.endpoint = public_url(self.base_url)
+        """``base_url`` without credentials or query: what records, receipts and errors show."""
         try:
             import anthropic
         except ImportError:
@@ -198,7 +215,7 @@ class AnthropicClient:
         self._sdk = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0, timeout=timeout_s)
 
     def __repr__(self) -> str:
-        return (f"AnthropicClient(model={self.model!r}, base_url={self.base_url!r}, cache={self.cache!r}, "
+        return (f"AnthropicClient(model={self.model!r}, base_url={self.endpoint!r}, cache={self.cache!r}, "
                 f"budget={self.budget!r}, max_retries={self.max_retries})")
 
     def __getstate__(self):
@@ -318,11 +335,12 @@ class AnthropicClient:
 
     def _error(self, failure: _Failure, attempts: int, waited: float) -> LLMError:
         said = failure.describe()
-        where = f"model {self.model} at {self.base_url}"
+        where = f"model {self.model} at {self.endpoint}"
         if failure.status == 429:
             return LLMRateLimited(f"the Anthropic API kept rate-limiting {where} through {attempts} attempts "
-                                  f"({waited:.2f} s of back-off): {said}. Wait and rerun (cached answers are kept), "
-                                  "lower the concurrency, or allow more retries.")
+                                  f"({waited:.2f} s of back-off): {said}. Wait a while and rerun: the answers already received "
+                                  "are cached and are not asked for again. A lower --concurrency (drift-conformance "
+                                  "run) sends fewer calls at once.")
         if failure.retriable:
             return LLMUnavailable(f"the Anthropic API did not answer {where} through {attempts} attempts "
                                   f"({waited:.2f} s of back-off): {said}. Rerun later; cached answers are kept.")

@@ -224,13 +224,21 @@ def test_a_spent_budget_stops_cleanly_and_resume_finishes_for_free(fake, corpus,
     run_id = doc.receipt.config["run_id"]
     scored = doc.receipt.scenarios
     assert len(scored) < 3  # only finished scenarios are scored
+    # The budget bounds the run, not each invocation: resuming with the same budget stops at once.
     calls_before = len(fake.requests)
+    again = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache", budget_usd=0.004), run_id=run_id,
+                 resume=True)
+    assert not again.complete and len(fake.requests) == calls_before
+    assert any("earlier invocations of this run" in e for e in again.errors), again.errors
     done = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"), run_id=run_id, resume=True)
     assert done.complete and len(done.receipt.scenarios) == 3
-    # Nothing already paid for is asked again: the first run's calls are cached or in its records.
     assert len(fake.requests) > calls_before
-    full = _run(corpus, tmp_path / "runs3", _settings(fake, tmp_path / "cache"))
+    # What the run cost over its three invocations equals an uninterrupted run's cost (each call
+    # paid once: a call of the interrupted scenario is a cache hit afterwards).
+    full = _run(corpus, tmp_path / "runs3", _settings(fake, tmp_path / "cache-full"))
     assert _scores(full) == _scores(done)
+    assert done.spend["total_usd"] == pytest.approx(full.spend["total_usd"], rel=1e-6)
+    assert done.spend["spent_earlier_usd"] == pytest.approx(doc.spend["total_usd"], rel=1e-6)
 
 
 def test_repeat_two_asks_the_model_afresh_and_gives_a_noise_floor(fake, corpus, tmp_path):
@@ -298,7 +306,10 @@ def test_render_question_shows_only_in_budget_context():
 
 
 @pytest.mark.parametrize("reply,verdict", [("CORRECT", True), ("incorrect.", False), ("Correct", True),
-                                           ("  INCORRECT because", False), ("maybe", None), ("", None)])
+                                           ("**CORRECT**", True), (" INCORRECT\n", False),
+                                           ("  INCORRECT because", None), ("CORRECT or INCORRECT", None),
+                                           ("The answer is CORRECT", None), ("NOT INCORRECT", None),
+                                           ("maybe", None), ("", None)])
 def test_parse_verdict(reply, verdict):
     assert parse_verdict(reply) is verdict
 
@@ -384,6 +395,24 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
     assert "judge-human agreement" in text and "over 19 labelled items" in text
     assert "answer model" in text and ANSWER_MODEL in text and "spend" in text
     assert "judge-human agreement" in (tmp_path / "r.html").read_text()
+    # A labelled file of another sample is refused, not scored against the wrong items.
+    other_key = tmp_path / "other-key.json"
+    out = runner.invoke(main, ["audit", "sample", str(result), "--n", "20", "--seed", "7", "--out",
+                               str(tmp_path / "other.jsonl"), "--key", str(other_key)])
+    assert out.exit_code == 0, out.output
+    out = runner.invoke(main, ["audit", "score", str(audit), "--key", str(other_key)])
+    assert out.exit_code == 2 and "belongs to another sample" in out.output
+    # --out and --key on one path would hand the labeler the key.
+    out = runner.invoke(main, ["audit", "sample", str(result), "--out", str(tmp_path / "x.json"), "--key",
+                               str(tmp_path / "x.json")])
+    assert out.exit_code == 2 and "give two paths" in out.output
+    # An audit shown with another run's result is refused.
+    other = doc.model_copy(deep=True)
+    other.receipt.config["run_id"] = "20260101T000000Z-000000"
+    other_result = tmp_path / "other-result.json"
+    other_result.write_text(other.model_dump_json(), encoding="utf-8")
+    out = runner.invoke(main, ["report", str(other_result), "--markdown", str(md_path), "--audit", str(score_path)])
+    assert out.exit_code == 2 and "show an audit with the result it sampled" in out.output
     # A bad label names the file and line.
     bad = labelled[:]
     bad[2] = {**bad[2], "human_verdict": "yes"}
@@ -452,3 +481,20 @@ def test_the_reference_compressors_llm_form_drops_the_extractive_departure():
                                                          f"({ANSWER_MODEL}, temperature 0)"))
     assert "is extractive and calls no LLM" in extractive and "is extractive" not in llm
     assert "runs in its LLM form" in llm and ANSWER_MODEL in llm
+
+
+def test_credentials_in_the_base_url_are_never_recorded(fake, tmp_path):
+    from drift_sdk.llm.client import public_url
+
+    assert public_url("http://u:hunter2pass@127.0.0.1:8080/v1?token=abc#x") == "http://127.0.0.1:8080/v1"
+    assert public_url("https://api.anthropic.com") == "https://api.anthropic.com"
+    url = fake.url.replace("http://", "http://u:hunter2pass@")
+    settings = llm_settings(ANSWER_MODEL, None, cache_dir=tmp_path, environ={"ANTHROPIC_API_KEY": CANARY,
+                                                                             "ANTHROPIC_BASE_URL": url})
+    assert "hunter2pass" not in json.dumps(settings.describe()) and "hunter2pass" not in repr(settings.answer.client(1))
+    fake.fail_next(5, 529)
+    client = settings.answer.client(1)
+    client.max_retries = 0
+    with pytest.raises(Exception) as info:
+        client.complete("s", "q", max_tokens=5)
+    assert "hunter2pass" not in str(info.value) and "127.0.0.1" in str(info.value)

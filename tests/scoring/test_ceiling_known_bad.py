@@ -65,6 +65,8 @@ def test_known_bad_probes_leave_every_metric_and_are_scored_apart(tmp_path):
     assert all("cod-short-001/cod-short-001-c1-p1" not in c.items for c in cells.values())
     assert sum(c.gold_total for c in cells.values()) == \
         sum(c.gold_total for c in plain.systems["keyword"].gate.cells.values()) - 1
+    assert any("1 listed ids name no probe of this run" in n and "not-a-probe-anywhere" in n
+               for n in doc.receipt.notes)
     config = doc.receipt.config["known_bad"]
     assert config["listed"] == 2 and config["left_out"] == 1 and config["sha256"] == bad["sha256"]
     # The ceiling of the generated corpus: the oracle is perfect there, so no reasons.
@@ -95,4 +97,23 @@ def test_cli_refuses_a_missing_known_bad_file_before_running(tmp_path):
     out = CliRunner().invoke(main, ["--adapter", "keyword", "--known-bad", str(tmp_path / "nope.yaml"),
                                     "--records-dir", str(tmp_path / "runs")])
     assert out.exit_code == 2 and "nope.yaml" in out.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_duplicated_id_is_refused_with_its_lines(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("p1: first reason\np2: other\np1: second reason\n", encoding="utf-8")
+    with pytest.raises(JobError, match=r"line 3: probe id 'p1' is listed twice \(first on line 1\)"):
+        load_known_bad(path)
+
+
+def test_known_bad_with_the_gate_is_refused_before_running(tmp_path):
+    from conformance.cli import main
+
+    listing = tmp_path / "bad.yaml"
+    listing.write_text("ua-short-001-c1-p1: answer looks wrong\n", encoding="utf-8")
+    out = CliRunner().invoke(main, ["--adapter", "keyword", "--split", "ci", "--known-bad", str(listing),
+                                    "--compare", str(REPO / "baselines" / "main.json"),
+                                    "--records-dir", str(tmp_path / "runs")])
+    assert out.exit_code == 2 and "--known-bad leaves probes out of the gate cells" in out.output
     assert not (tmp_path / "runs").exists()
