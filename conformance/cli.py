@@ -351,7 +351,7 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         from conformance.llm.budget import Budget
         from conformance.llm.client import AnthropicClient
         from conformance.llm.errors import BudgetSpent
-        from conformance.world.llm_synthesis import LLMSynthesizer, ledger_fields
+        from conformance.world.llm_synthesis import PROMPT_VERSION, LLMSynthesizer, ledger_fields, reasons_text
 
         client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),
                                  cache=llm_cache if llm_cache is not None else paths.cache_dir() / "llm",
@@ -364,7 +364,14 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
             raise Failure(f"{exc} Generation stopped: nothing was written to {fixtures_dir} or {gold_dir}; the "
                           f"{synth.stats.calls} answers paid for so far are cached in {client.cache.directory}, "
                           "so a rerun pays only for the rest.".replace("[", r"\[")) from None
-        done, extra = synth.stats.to_record(), ledger_fields(synth, seed, allow_alias)
+        stats = synth.stats
+        if stats.used <= 0:  # the corpus would be the template corpus, byte for byte, under an LLM label
+            what = (f"all {stats.sessions} sessions fell back to the template (reasons: {stats.reasons_text()}; "
+                    f"first: {stats.examples[0]})" if stats.sessions else "the corpus has no session to write")
+            raise Failure(f"the LLM synthesizer contributed no transcript: {what}; nothing was written to "
+                          f"{fixtures_dir} or {gold_dir} (${stats.cost_usd:.4f} spent); check the model "
+                          f"({client.model}) / prompt ({PROMPT_VERSION})".replace("[", r"\[")) from None
+        done, extra = stats.to_record(), ledger_fields(synth, seed, allow_alias, llm_cache)
         # The same sessions again, answered from memory (no call), written into the target.
         ids = _generate_into(fixtures_dir, gold_dir, seed, synthesizer=synth, ledger_extra=extra)
         if (synth.stats.calls, synth.stats.cached) != (done["calls"], done["cached"]):
@@ -373,6 +380,11 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         click.echo(f"LLM synthesis with {client.model}: {done['sessions']} sessions, {done['calls']} calls, "
                    f"{done['cached']} cached, {done['fallbacks']} template fallbacks"
                    + (f" ({reasons})" if reasons else "") + f", ${done['cost_usd']:.4f} spent")
+        if done["fallbacks"]:  # counted in the first pass (the second one replays it: same sessions again)
+            click.echo(f"warning: {done['fallbacks']} of {done['sessions']} sessions "
+                       f"({done['fallbacks'] / done['sessions']:.1%}) fell back to the template's turns "
+                       f"(reasons: {reasons_text(done['fallback_reasons'])}); only "
+                       f"{done['sessions'] - done['fallbacks']} carry the model's transcript", err=True)
         click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
         return
     if synth_model or allow_alias or budget_usd is not None or llm_cache is not None:

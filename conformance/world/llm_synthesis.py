@@ -51,6 +51,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -134,10 +135,25 @@ class SynthesisStats:
                 "served_models": sorted(self.served_models), "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens}
 
+    @property
+    def used(self) -> int:
+        """Sessions written with the model's turns (the others fell back to the template)."""
+        return self.sessions - self.fallbacks
+
+    def reasons_text(self) -> str:
+        """The fallback reasons with their counts (see :func:`reasons_text`)."""
+        return reasons_text(self.reasons)
+
     def ledger_record(self) -> dict:
         """The deterministic part (the same for a first and a cached generation): for the ledger."""
         return {"sessions": self.sessions, "fallbacks": self.fallbacks,
                 "fallback_reasons": dict(sorted(self.reasons.items())), "served_models": sorted(self.served_models)}
+
+
+def reasons_text(reasons) -> str:
+    """Fallback reasons (a mapping reason -> count) with their counts, most frequent first:
+    ``not JSON 3, author 1``."""
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 class Rejected(ValueError):
@@ -440,22 +456,24 @@ def _check_event(turns: list[Turn], ctx: SessionContext, event: EventPlan) -> li
 
 # -- what the corpus records ----------------------------------------------------------------
 
-def ledger_fields(synth: LLMSynthesizer, seed: int, allow_alias: bool = False) -> dict:
+def ledger_fields(synth: LLMSynthesizer, seed: int, allow_alias: bool = False, llm_cache=None) -> dict:
     """Ledger keys for a corpus written with ``synth`` (deterministic: a cached regeneration
     gives the same): ``synthesizer`` (name, model asked for and served, prompt version,
     sessions, fallbacks by reason), ``corpus_version`` with the synthesizer and model as build
     metadata (``1.0.0+llm.claude-haiku-4-5-20251001``; the run receipt records the ledger's
     corpus_version) and the ``rebuild`` command (with ``--budget-usd 0`` it replays the response
-    cache and refuses any new call)."""
+    cache and refuses any new call; ``llm_cache``, a cache folder other than the default, is part
+    of it, or the rebuild would not find the cached answers)."""
     from conformance.world.generator import CORPUS_VERSION
 
     model = synth.client.model
     build = re.sub(r"[^0-9A-Za-z-]+", "-", model).strip("-")
     alias = " --allow-alias" if allow_alias else ""
+    cache = f" --llm-cache {shlex.quote(str(llm_cache))}" if llm_cache is not None else ""
     return {
         "corpus_version": f"{CORPUS_VERSION}+llm.{build}",
         "rebuild": f"drift-conformance generate --seed {seed} --fixtures DIR --gold DIR --synthesizer llm "
-                   f"--synth-model {model}{alias} --budget-usd 0",
+                   f"--synth-model {model}{alias}{cache} --budget-usd 0",
         "synthesizer": {"name": "llm", "model": model, "prompt": PROMPT_VERSION, "max_tokens": synth.max_tokens,
                         "fallback": "template", **synth.stats.ledger_record()},
     }

@@ -19,7 +19,7 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from drift_sdk.llm.errors import LLMCacheWarning
+from drift_sdk.llm.errors import LLMCacheWarning, LLMConfigError
 
 FORMAT = 1
 #: Fields of a stored response and their types.
@@ -41,11 +41,38 @@ def cache_key(request: dict) -> str:
 
 
 class ResponseCache:
-    """A folder of cached responses (created when missing)."""
+    """A folder of cached responses (created when missing).
+
+    Raises:
+        LLMConfigError: the folder cannot be created or is not a folder (its message names it).
+    """
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = self._unusable(exc)
+        else:
+            return
+        # Raised outside the except block: the OSError rides along neither as cause nor as context.
+        raise LLMConfigError(f"the LLM response cache folder {str(self.directory)!r} (--llm-cache, or "
+                             f"DRIFT_LLM_CACHE for a run) cannot be used: {why}. Give a folder that exists or can be "
+                             "created")
+
+    def _unusable(self, exc: OSError) -> str:
+        """Why ``mkdir`` failed, in words."""
+        for folder in (self.directory, *self.directory.parents):  # the nearest one that exists
+            if folder.exists():
+                if not folder.is_dir():
+                    return "it exists and is not a folder" if folder == self.directory else \
+                        f"{str(folder)!r} is not a folder"
+                break
+        reason = exc.strerror or type(exc).__name__
+        where = exc.filename
+        if where is not None and str(where) != str(self.directory):
+            return f"cannot create it ({reason}: {str(where)!r})"
+        return f"cannot create it ({reason})"
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.directory)!r})"

@@ -338,9 +338,9 @@ class AnthropicClient:
         where = f"model {self.model} at {self.endpoint}"
         if failure.status == 429:
             return LLMRateLimited(f"the Anthropic API kept rate-limiting {where} through {attempts} attempts "
-                                  f"({waited:.2f} s of back-off): {said}. Wait a while and rerun: the answers already received "
-                                  "are cached and are not asked for again. A lower --concurrency (drift-conformance "
-                                  "run) sends fewer calls at once.")
+                                  f"({waited:.2f} s of back-off): {said}. Wait a while and rerun: the answers "
+                                  "already received are cached and are not asked for again. A lower --concurrency "
+                                  "(drift-conformance run) sends fewer calls at once.")
         if failure.retriable:
             return LLMUnavailable(f"the Anthropic API did not answer {where} through {attempts} attempts "
                                   f"({waited:.2f} s of back-off): {said}. Rerun later; cached answers are kept.")

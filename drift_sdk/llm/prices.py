@@ -85,6 +85,8 @@ def price_for(model_id: str, price: Price | None = None, table: Mapping[str, Pri
     if family in table:
         return table[family]
     raise LLMConfigError(
-        f"no list price is known for model {model_id!r} (family {family!r}; known: {', '.join(sorted(table))}); "
-        "give its price per million input and output tokens (Price(input_usd_per_mtok, output_usd_per_mtok)) "
-        "so the spend can be counted")
+        f"no list price is known for model {model_id!r}: its family {family!r} has no entry in the dated price "
+        f"table (PRICES in drift_sdk/llm/prices.py, checked {PRICES_CHECKED}; listed families: "
+        f"{', '.join(sorted(table))}), so its spend cannot be counted against the budget. Use a pinned (dated) "
+        "id of a listed family, e.g. 'claude-haiku-4-5-20251001', or extend the table with the model's list price "
+        "in USD per million input and output tokens")

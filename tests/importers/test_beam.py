@@ -502,6 +502,43 @@ def test_probing_question_text_decodes_as_json_or_python_literal():
     assert decode_column([1]) == ([1], None)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
+def _corpus_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for folder in ("fixtures", "gold")
+            for p in sorted((out / folder).glob("*"))}
+
+
+@pytest.mark.parametrize("layout", ["folder", "jsonl", "array", "one row", "by size"])
+def test_a_utf8_bom_is_accepted_in_every_file_read(tmp_path: Path, layout: str):
+    """Every JSON / JSON Lines file BEAM reads may start with a UTF-8 BOM (as in the LongMemEval
+    and guide importers): the same corpus as without it, nothing skipped."""
+    def write(root: Path, bom: bytes) -> Path:
+        def put(path: Path, obj: object, jsonl: bool = False) -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = "\n".join(json.dumps(o) for o in obj) + "\n" if jsonl else json.dumps(obj, indent=2)
+            path.write_bytes(bom + text.encode("utf-8"))
+        if layout == "folder":
+            put(root / "100K" / "1" / "chat.json", CHAT_1)
+            put(root / "100K" / "1" / "probing_questions" / "probing_questions.json", QUESTIONS_1)
+            put(root / "100K" / "2" / "chat_trunecated.json", CHAT_2_TRUNCATED)
+            put(root / "100K" / "2" / "probing_questions.json", QUESTIONS_2)
+            return root
+        source = root / ("BEAM-500K.jsonl" if layout == "jsonl" else "rows.json")
+        put(source, {"jsonl": [ROW_7, ROW_10M], "array": [ROW_1M, ROW_7], "one row": ROW_10M,
+                     "by size": {"100K": [ROW_7], "1M": [ROW_1M]}}[layout], jsonl=layout == "jsonl")
+        return source
+
+    plain = import_beam(write(tmp_path / "plain", b""), tmp_path / "out-plain")
+    marked = import_beam(write(tmp_path / "bom", BOM), tmp_path / "out-bom")
+    assert marked.scenarios == plain.scenarios and marked.scenarios
+    assert "BOM" not in json.dumps(marked.model_dump(mode="json"))
+    assert marked.issues == plain.issues and marked.counts == plain.counts
+    assert _corpus_bytes(tmp_path / "out-bom") == _corpus_bytes(tmp_path / "out-plain")
+    assert marked.source_sha256 != plain.source_sha256  # the digest covers the bytes as they are
+
+
 def test_cli_command_imports_prints_and_refuses_a_used_folder(tmp_path: Path):
     chats = _folder_layout(tmp_path)
     out = tmp_path / "out"

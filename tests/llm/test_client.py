@@ -134,6 +134,9 @@ def test_a_rate_limit_that_outlasts_the_retries_is_a_clear_error(fake):
         _client(fake, sleep=sleeps, max_retries=2).complete("", USER, max_tokens=32)
     message = str(info.value)
     assert "3 attempts" in message and "429 rate_limit_error" in message and MODEL in message
+    # Only controls that exist: wait and rerun (cached answers are kept), a lower --concurrency.
+    assert "rerun" in message and "cached" in message and "--concurrency" in message
+    assert "retries" not in message
     assert isinstance(info.value, DriftError) and len(sleeps) == 2 and fake.requests == []
     assert info.value.__cause__ is None and info.value.__context__ is None
 
@@ -202,8 +205,13 @@ def test_pinned_ids_only_unless_aliases_are_allowed(fake):
 
 
 def test_unknown_model_needs_a_price(fake):
-    with pytest.raises(LLMConfigError, match="no list price"):
+    with pytest.raises(LLMConfigError, match="no list price") as info:
         AnthropicClient("acme-large-20250101", environ=_env(fake))
+    # The message names the price table's file and what to do, not a Python API.
+    message = str(info.value)
+    assert "drift_sdk/llm/prices.py" in message and "'acme-large'" in message and "claude-haiku-4-5" in message
+    assert "pinned (dated) id of a listed family" in message and "extend the table" in message
+    assert "Price(" not in message
     client = _client(fake, model="acme-large-20250101", price=Price("2", "8"))
     reply = client.complete("", "hi", max_tokens=8)
     assert Decimal(str(reply.cost_usd)) == (Decimal(reply.input_tokens) * 2 + Decimal(reply.output_tokens) * 8) / 10**6
@@ -287,6 +295,39 @@ def test_an_unwritable_cache_warns_and_still_answers(fake, tmp_path, monkeypatch
     with pytest.warns(LLMCacheWarning, match="cannot write"):
         reply = _client(fake, cache=cache).complete("", USER, max_tokens=16)
     assert reply.text == ANSWER and list(tmp_path.iterdir()) == []
+
+
+def _unusable_cache_folders(tmp_path) -> list[tuple[Path, str]]:
+    """(a cache folder that cannot be used, the reason its error gives)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    found = [(a_file, "it exists and is not a folder"), (a_file / "below", f"{str(a_file)!r} is not a folder")]
+    if Path("/proc/self").is_dir():  # Linux: nothing can be created in /proc
+        found.append((Path("/proc/nope"), "cannot create it"))
+    return found
+
+
+def test_an_unusable_cache_folder_is_a_config_error_naming_it(fake, tmp_path):
+    for folder, why in _unusable_cache_folders(tmp_path):
+        for make in (lambda: ResponseCache(folder), lambda: _client(fake, cache=folder)):
+            with pytest.raises(LLMConfigError) as info:
+                make()
+            message = str(info.value)
+            assert f"{str(folder)!r}" in message and "response cache" in message and why in message, message
+            assert "--llm-cache" in message and "DRIFT_LLM_CACHE" in message
+            assert isinstance(info.value, DriftError)  # the CLI prints it and exits 2
+            assert info.value.__cause__ is None and info.value.__context__ is None
+
+
+def test_llm_settings_refuses_an_unusable_cache_folder_before_any_call(fake, tmp_path):
+    from conformance.llm.settings import llm_settings
+
+    for folder, why in _unusable_cache_folders(tmp_path):
+        with pytest.raises(LLMConfigError, match="response cache") as info:
+            llm_settings(MODEL, None, cache_dir=str(folder), environ=_env(fake))
+        # The first replicate's cache (<folder>/r1) is made eagerly, with the client.
+        assert f"{str(folder / 'r1')!r}" in str(info.value) and "cannot be used" in str(info.value)
+    assert fake.requests == []
 
 
 # -- spend control ----------------------------------------------------------------------

@@ -284,6 +284,89 @@ def test_generate_without_a_key_is_a_clear_error(tmp_path, cli_env, monkeypatch)
     assert "LLM transcript synthesizer" in result.stderr and "--answer-model" not in result.stderr
 
 
+
+def test_generate_refuses_a_corpus_the_llm_contributed_nothing_to(tmp_path, cli_env):
+    """Every answer falls back: the corpus would be the template corpus under an LLM label, so
+    nothing is written (and an earlier corpus in the target stays as it was)."""
+    fake = cli_env
+    out = tmp_path / "corpus"
+    fake.responder = lambda request: "Sorry, I would rather not write that."
+    result = _cli(*_llm_args(out, "--budget-usd", "5"))
+    assert result.exit_code == 2, result.output
+    stderr = " ".join(result.stderr.split())
+    found = re.search(r"the LLM synthesizer contributed no transcript: all (\d+) sessions fell back to the template "
+                      r"\(reasons: not JSON (\d+);", stderr)
+    assert found and found.group(1) == found.group(2) and int(found.group(1)) > 50, stderr
+    assert "nothing was written" in stderr and "check the model" in stderr and "Traceback" not in stderr
+    assert not out.exists() and len(fake.requests) > 50
+    # An earlier LLM corpus in the target is left alone (each run with a cache of its own: the
+    # default one holds the refused answers).
+    fake.responder = rewriting
+    assert _cli(*_llm_args(tmp_path / "other", "--budget-usd", "5", "--llm-cache",
+                           str(tmp_path / "good"))).exit_code == 0
+    before = _bytes(tmp_path / "other")
+    fake.responder = lambda request: "no JSON here either"
+    assert _cli(*_llm_args(tmp_path / "other", "--budget-usd", "5", "--llm-cache",
+                           str(tmp_path / "cold"))).exit_code == 2
+    assert _bytes(tmp_path / "other") == before
+
+
+def test_generate_warns_with_the_fallback_share_when_some_sessions_fall_back(tmp_path, cli_env):
+    fake = cli_env
+    fake.responder = lambda request: ("not JSON" if "Event: none." in request["messages"][0]["content"]
+                                      else rewriting(request))
+    out = tmp_path / "corpus"
+    result = _cli(*_llm_args(out, "--budget-usd", "5"))
+    assert result.exit_code == 0, result.output
+    synth = json.loads((out / "fixtures" / "_ledger.json").read_text())["synthesizer"]
+    n, total = synth["fallbacks"], synth["sessions"]
+    assert 0 < n < total and synth["fallback_reasons"] == {"not JSON": n}
+    warning = " ".join(result.stderr.split())
+    assert f"warning: {n} of {total} sessions ({n / total:.1%}) fell back to the template's turns " \
+           f"(reasons: not JSON {n}); only {total - n} carry the model's transcript" in warning, warning
+    # Without fallbacks, no warning.
+    fake.responder = rewriting
+    clean = _cli(*_llm_args(tmp_path / "clean", "--budget-usd", "5", "--llm-cache", str(tmp_path / "clean-cache")))
+    assert clean.exit_code == 0 and "warning" not in clean.stderr
+
+
+def test_the_ledgers_rebuild_command_names_the_cache_and_replays_it_for_free(tmp_path, cli_env):
+    """With a non-default --llm-cache the ledger's rebuild command carries it: run as written
+    (parsed), it makes no call and writes the same bytes."""
+    import shlex
+
+    fake = cli_env
+    cache = tmp_path / "my llm cache"
+    out = tmp_path / "corpus"
+    assert _cli(*_llm_args(out, "--budget-usd", "5", "--llm-cache", str(cache))).exit_code == 0
+    made, before = len(fake.requests), _bytes(out)
+    rebuild = json.loads((out / "fixtures" / "_ledger.json").read_text())["rebuild"]
+    argv = shlex.split(rebuild)
+    assert argv[0] == "drift-conformance" and argv[argv.index("--llm-cache") + 1] == str(cache)
+    assert argv[argv.index("--budget-usd") + 1] == "0"
+    argv[argv.index("--fixtures") + 1] = str(out / "fixtures")
+    argv[argv.index("--gold") + 1] = str(out / "gold")
+    again = _cli(*argv[1:])
+    assert again.exit_code == 0, again.output
+    assert len(fake.requests) == made and _bytes(out) == before
+    # With the default cache the rebuild command has no --llm-cache.
+    assert _cli(*_llm_args(tmp_path / "default", "--budget-usd", "5")).exit_code == 0
+    assert "--llm-cache" not in json.loads((tmp_path / "default" / "fixtures" / "_ledger.json").read_text())["rebuild"]
+
+
+def test_generate_with_an_unusable_llm_cache_is_a_clear_error(tmp_path, cli_env):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    # (--llm-cache naming a file itself is refused by the option's own check.)
+    places = [a_file / "below"] + ([Path("/proc/nope")] if Path("/proc/self").is_dir() else [])
+    for place in places:
+        result = _cli(*_llm_args(tmp_path / "corpus", "--budget-usd", "1", "--llm-cache", str(place)))
+        stderr = " ".join(result.stderr.split())
+        assert result.exit_code == 2 and "Traceback" not in stderr, stderr
+        assert f"the LLM response cache folder '{place}'" in stderr and "--llm-cache" in stderr
+        assert "cannot be used" in stderr and "[Errno" not in stderr
+    assert cli_env.requests == [] and not (tmp_path / "corpus").exists()
+
 # -- the checks, rule by rule ----------------------------------------------------------------
 
 QUEUE = next(d for d in DECISIONS if d.name == "queue")
