@@ -221,9 +221,10 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
         from conformance.runner.job import load_known_bad
 
         bad = load_known_bad(known_bad) if known_bad is not None else None
-
         llm = llm_settings(answer_model, judge_model, allow_alias=allow_alias, budget_usd=budget_usd,
                            cache_dir=llm_cache or paths.cache_dir() / "llm", answer_max_tokens=answer_max_tokens)
+        for warning in llm.warnings if llm is not None else ():
+            _err.print(f"warning: {warning}", markup=False, highlight=False)
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
                                  log, repeat, baseline_system, isolation, show, sealed,
                                  dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,

@@ -33,6 +33,9 @@ class LLMSettings:
     cache_root: Path
     base_url: str = ""
     notes: list[str] = field(default_factory=list)
+    """Receipt notes."""
+    warnings: list[str] = field(default_factory=list)
+    """Shown to the user before the run starts (e.g. no key: cached answers only)."""
 
     def binding(self) -> dict:
         """What a resumed run must share (the judge runs after streaming, so it may change)."""
@@ -57,9 +60,13 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
                  max_retries: int = 4) -> LLMSettings | None:
     """The run's LLM settings, or None when neither model is asked for.
 
+    Without ``ANTHROPIC_API_KEY`` the run serves answers from the response cache only (a
+    published run repeated from its cache needs no key): :attr:`LLMSettings.warnings` says so,
+    and the first cache miss stops the run cleanly.
+
     Raises:
         LLMConfigError: a judge without an answer model, an alias model id, a model without
-            a price, a negative budget, no ``ANTHROPIC_API_KEY``, ``anthropic`` not installed.
+            a price, a negative budget, ``anthropic`` not installed.
     """
     if answer_model is None and judge_model is None:
         if budget_usd is not None:
@@ -74,7 +81,8 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
     def maker(model: str):
         def client_for(replicate: int) -> AnthropicClient:
             return AnthropicClient(model, allow_alias=allow_alias, cache=replicate_cache(root, replicate),
-                                   budget=budget, environ=environ, max_retries=max_retries)
+                                   budget=budget, environ=environ, max_retries=max_retries,
+                                   cache_only_without_key=True)
         return client_for
 
     answer = AnswerModel(model=answer_model, client_for=maker(answer_model), max_tokens=answer_max_tokens)
@@ -85,8 +93,14 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
         judge = JudgeModel(model=judge_model, client_for=maker(judge_model))
         judge.model = judge.client(1).model
     notes = []
+    warnings = []
+    if first.keyless:
+        warnings.append(f"ANTHROPIC_API_KEY is not set: only answers already in the response cache {root} can be "
+                        "used; the first call not found there stops the run (incomplete, exit 2; --resume continues "
+                        "once a key is set)")
+        notes.append("run without an API key: every answer and verdict came from the response cache")
     if judge is not None and judge.model == answer.model:
         notes.append("the judge model is the answer model: a model grading its own answers may share their blind "
                      "spots (guide §6); prefer another model")
     return LLMSettings(answer=answer, judge=judge, budget=budget, cache_root=root, base_url=first.endpoint,
-                       notes=notes)
+                       notes=notes, warnings=warnings)

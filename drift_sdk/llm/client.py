@@ -169,6 +169,10 @@ class AnthropicClient:
         sleep: the sleep function used between retries (tests pass a recorder).
         purpose: who needs the client, for the configuration errors (e.g. ``"the LLM transcript
             synthesizer"``); None: the answer model's wording (with its ``--answer-model`` hint).
+        cache_only_without_key: with a cache and no ``ANTHROPIC_API_KEY``, serve cached answers
+            and raise the missing-key :class:`LLMConfigError` only on a cache miss (someone
+            repeating a published run from its response cache needs no key); :attr:`keyless`
+            is then True.
 
     Raises:
         LLMConfigError: an alias model id, a model without a price, no ``ANTHROPIC_API_KEY``,
@@ -179,7 +183,7 @@ class AnthropicClient:
                  budget: Budget | None = None, price: Price | None = None, max_retries: int = 4,
                  backoff_s: float = 1.0, max_backoff_s: float = 30.0, timeout_s: float = 120.0,
                  environ: Mapping[str, str] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 purpose: str | None = None):
+                 purpose: str | None = None, cache_only_without_key: bool = False):
         self.model = pinned_model(model, allow_alias=allow_alias)
         self.price = price_for(self.model, price)
         if max_retries < 0 or backoff_s < 0 or max_backoff_s < 0 or timeout_s <= 0:
@@ -192,13 +196,18 @@ class AnthropicClient:
         self._sleep = sleep
         environ = os.environ if environ is None else environ
         key = (environ.get(KEY_VARIABLE) or "").strip()
+        self._missing_key = None
         if not key:
             if purpose is None:
-                raise LLMConfigError(f"{KEY_VARIABLE} is not set: the answer model calls the Anthropic API and "
-                                     f"needs a key. Set {KEY_VARIABLE} (and {BASE_URL_VARIABLE} for another "
-                                     "endpoint), or leave --answer-model off to use the hermetic reader.")
-            raise LLMConfigError(f"{KEY_VARIABLE} is not set: {purpose} calls the Anthropic API and needs a key. "
-                                 f"Set {KEY_VARIABLE} (and {BASE_URL_VARIABLE} for another endpoint).")
+                self._missing_key = (f"{KEY_VARIABLE} is not set: the answer model calls the Anthropic API and needs a "
+                                     f"key. Set {KEY_VARIABLE} (and {BASE_URL_VARIABLE} for another endpoint), or "
+                                     "leave --answer-model off to use the hermetic reader.")
+            else:
+                self._missing_key = (f"{KEY_VARIABLE} is not set: {purpose} calls the Anthropic API and needs a key. "
+                                     f"Set {KEY_VARIABLE} (and {BASE_URL_VARIABLE} for another endpoint).")
+            if not (cache_only_without_key and self.cache is not None):
+                raise LLMConfigError(self._missing_key)
+        self.keyless = self._missing_key is not None
         self.base_url = (environ.get(BASE_URL_VARIABLE) or "").strip() or DEFAULT_BASE_URL
         self.endpoint = public_url(self.base_url)
         """``base_url`` without credentials or query: what records, receipts and errors show."""
@@ -212,7 +221,8 @@ class AnthropicClient:
                                  "in drift-conformance: pip install 'drift-conformance[llm]')") from None
         self._anthropic = anthropic
         self._key = key
-        self._sdk = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0, timeout=timeout_s)
+        self._sdk = None if self.keyless else anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0,
+                                                                  timeout=timeout_s)
 
     def __repr__(self) -> str:
         return (f"AnthropicClient(model={self.model!r}, base_url={self.endpoint!r}, cache={self.cache!r}, "
@@ -257,6 +267,9 @@ class AnthropicClient:
                 return LLMResponse(requested_model=self.model, cost_usd=0.0, cached=True,
                                    call_ms=(time.perf_counter() - started) * 1000.0, attempts=0, cache_key=key,
                                    **stored)
+        if self._sdk is None:  # keyless: only cached answers can be served
+            raise LLMConfigError(f"{self._missing_key} (Without it only answers already in the response cache "
+                                 f"{self.cache!r} can be used, and this call is not there.)")
         self.budget.ensure_available(self.model)
         fields, attempts = self._call_with_retries(request)
         cost = self.price.cost_usd(fields["input_tokens"], fields["output_tokens"])

@@ -257,8 +257,6 @@ def test_repeat_two_asks_the_model_afresh_and_gives_a_noise_floor(fake, corpus, 
 
 
 def test_configuration_errors_are_clear(fake, tmp_path):
-    with pytest.raises(LLMConfigError, match="ANTHROPIC_API_KEY is not set"):
-        llm_settings(ANSWER_MODEL, None, cache_dir=tmp_path, environ={})
     with pytest.raises(LLMConfigError, match="alias"):
         llm_settings("claude-haiku-4-5", None, cache_dir=tmp_path, environ={"ANTHROPIC_API_KEY": CANARY})
     with pytest.raises(LLMConfigError, match="--answer-model"):
@@ -498,3 +496,24 @@ def test_credentials_in_the_base_url_are_never_recorded(fake, tmp_path):
     with pytest.raises(Exception) as info:
         client.complete("s", "q", max_tokens=5)
     assert "hunter2pass" not in str(info.value) and "127.0.0.1" in str(info.value)
+
+
+def test_without_a_key_a_run_is_repeated_from_the_cache_and_a_miss_stops_cleanly(fake, corpus, tmp_path):
+    # Someone repeating a published run from its response cache needs no key.
+    first = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"))
+    keyless = llm_settings(ANSWER_MODEL, JUDGE_MODEL, cache_dir=tmp_path / "cache", environ={})
+    assert keyless.warnings and "only answers already in the response cache" in keyless.warnings[0]
+    calls = len(fake.requests)
+    again = _run(corpus, tmp_path / "runs2", keyless)
+    assert again.complete and len(fake.requests) == calls and _scores(again) == _scores(first)
+    assert any("without an API key" in n for n in again.receipt.notes)
+    # A cache miss without a key: the run stops with the missing-key message, nothing half-scored.
+    cold = llm_settings(ANSWER_MODEL, None, cache_dir=tmp_path / "cold", environ={})
+    with pytest.raises(Exception, match="ANTHROPIC_API_KEY is not set") as info:
+        _run(corpus, tmp_path / "runs3", cold)
+    assert "--resume" in str(info.value)
+    # Without a cache there is nothing to serve: the missing key is an error at once.
+    from conformance.llm.client import AnthropicClient
+
+    with pytest.raises(LLMConfigError, match="ANTHROPIC_API_KEY is not set"):
+        AnthropicClient(ANSWER_MODEL, environ={})
