@@ -168,7 +168,9 @@ class ResultDocument(_Doc):
     made, calls served from the response cache, input/output tokens, ``cost_usd``;
     ``served_models``); ``total_usd``: what the run spent over all its invocations (a resumed
     run included), ``spent_this_invocation_usd``, ``spent_earlier_usd``; ``budget_usd`` (it
-    bounds the whole run) and whether it ran out. None for hermetic runs (they spend nothing)."""
+    bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
+    system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
+    reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
     oracle_ceiling: dict[str, Any] | None = None
     """Per dataset (fixture ``source``): the oracle's recall_at_k, recall_all_in_budget and
     accuracy, probes, and ``reasons`` it sits below 1 (:mod:`conformance.scoring.ceiling`)."""

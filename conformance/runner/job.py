@@ -267,6 +267,11 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 record["grade"] = grade
     record_spend(records_path.parent, llm)
     spend = llm_spend(records, grading, llm) if llm is not None else None
+    internal = systems_llm_usage(records)
+    if internal:
+        # Systems' own LLM calls (mem0 infer, graphiti, the reference compressor's LLM form): their
+        # tokens as they report them; priced by their own providers, so no USD here.
+        spend = {**(spend or {}), "systems": internal}
     # --known-bad: listed probes leave the headline (every metric) and are scored apart.
     bad_ids = set((known_bad or {}).get("items", {}))
     gold_all, bad_records = gold, []
@@ -528,6 +533,20 @@ def _refuse_duplicate_keys(path: Path) -> None:
             raise JobError(f"{path}: line {key.start_mark.line + 1}: probe id {key.value!r} is listed twice (first on "
                            f"line {seen[key.value]}); keep one entry with one reason")
         seen[key.value] = key.start_mark.line + 1
+
+
+def systems_llm_usage(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Per system, the LLM calls and tokens its Store and Retrieve replies reported (``usage``),
+    every replicate included; systems that reported none are left out."""
+    out: dict[str, dict[str, int]] = {}
+    for record in records:
+        usage = record.get("usage")
+        if not usage or not any(usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens")):
+            continue
+        mine = out.setdefault(record["system"], {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
+        for key in mine:
+            mine[key] += int(usage.get(key) or 0)
+    return out
 
 
 def llm_spend(records: list[dict], grading, llm) -> dict:

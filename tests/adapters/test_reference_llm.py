@@ -235,3 +235,24 @@ def test_the_model_variable_without_a_key_stops_the_adapter_with_a_clear_message
 
     with pytest.raises(AdapterStartError, match="needs ANTHROPIC_API_KEY"):
         _start({"DRIFT_REFERENCE_LLM_MODEL": MODEL})
+
+
+@pytest.mark.slow
+def test_a_run_with_the_llm_reference_reports_its_form_and_its_tokens(fake, tmp_path):
+    from adapter_harness import scoped_env
+
+    from conformance.runner.job import run_job
+    from conformance.runner.run import Selection
+
+    repo = FOLDER.parents[1]
+    with scoped_env(VARS, **_env(fake, tmp_path)):
+        doc = run_job(["keyword"], repo / "fixtures", repo / "gold", selection=Selection(patterns=("ua-short-002",)),
+                      records_dir=tmp_path / "runs", n_boot=200)
+    sessions = sum(1 for line in (repo / "fixtures" / "ua-short-002.jsonl").read_text().splitlines()
+                   if '"kind":"session"' in line)
+    used = doc.spend["systems"]["reference-compressor"]
+    assert used["llm_calls"] == sessions == len(fake.requests) and used["input_tokens"] > 0
+    assert "keyword" not in doc.spend["systems"] and doc.spend.get("answer") is None
+    notes = " ".join(doc.receipt.notes)
+    assert "runs in its LLM form" in notes and "is extractive" not in notes and MODEL in notes
+    assert KEY not in doc.model_dump_json()
