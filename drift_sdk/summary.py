@@ -67,6 +67,9 @@ where whether which while who whoever whom whose why will with within without wo
 yours yourself yourselves
 """.split())
 
+FUNCTION_WORDS = _FUNCTION_WORDS
+"""English function words (public: the importers' gold-quality check reads content words too)."""
+
 # Acknowledgement and discourse markers: words that carry no fact in conversation.
 _DISCOURSE_WORDS = frozenset("""
 ok okay k sure thanks thank thx ty cheers great cool nice awesome perfect fine yes yeah yep yup nope

@@ -56,6 +56,7 @@ from conformance.contract.limits import (
     parse_json,
     read_bounded,
 )
+from conformance.importers.quality import QUALITY_KINDS, gold_quality
 from conformance.importers.report import (
     REPORT_FILE,
     ImportIssue,
@@ -468,7 +469,7 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     if not isinstance(data, list):
         raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
                                 f"got {type(data).__name__}")
-    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in ISSUE_KINDS}
+    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in (*ISSUE_KINDS, *QUALITY_KINDS)}
     counts = dict.fromkeys(("scenarios", "sessions", "messages", "probes", "image_turns", "evidence_ids",
                             "abstention_probes", "adversarial_answers_withheld",
                             "adversarial_items_with_answer"), 0)
@@ -500,6 +501,10 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
             lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
                                         horizon=horizon_for(len(sessions)), probes=probes))
         write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
+        # Doubtful gold (shared checks): answers in no evidence turn, garbled answers.
+        where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
+        for kind, found in gold_quality(sid, sessions, gold_probes, where).items():
+            issues[kind].extend(found)
         write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
         scenario_ids.append(sid)
         counts["scenarios"] += 1

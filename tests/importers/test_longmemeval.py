@@ -322,9 +322,9 @@ def test_report_lists_every_defect(imported):
     ]
     # From the shared gold-quality checks: computed or counted answers.
     assert _issues(report, "answer_not_in_evidence") == [
-        (t, "[1].answer", f"{t}-q1", "10 days", "the answer occurs in none of its 2 evidence messages",
+        (t, "[1].answer", f"{t}-q1", "10 days", "the answer's numbers or content words occur in none of its 2 evidence messages",
          "kept (may be paraphrased or computed); listed for review"),
-        (m, "[3].answer", f"{m}-q1", "3", "the answer occurs in none of its 3 evidence messages",
+        (m, "[3].answer", f"{m}-q1", "3", "the answer's numbers or content words occur in none of its 3 evidence messages",
          "kept (may be paraphrased or computed); listed for review"),
     ]
     for kind in ("early_question_dates", "missing_answers", "garbled_answers"):
