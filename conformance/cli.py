@@ -232,8 +232,9 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
-        raise Failure(f"the run is incomplete: {len(doc.errors)} faults (their probes count as failed; other "
-                      f"systems and scenarios were scored; records in {doc.receipt.config.get('records')}):\n  {shown}")
+        raise Failure(f"the run is incomplete: {len(doc.errors)} errors (each says what was scored and how to go on; "
+                      f"a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
+                      f"\n  {shown}")
     if not scored_anything(doc):
         raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
     if compare_with is not None or update_baseline:
@@ -322,7 +323,8 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
               help="Generate into a scratch folder and exit 2 when the corpus differs from it by a byte.")
 @click.option("--synthesizer", type=click.Choice(["template", "llm"]), default="template", show_default=True,
               help="Who writes the turns: seeded templates, or an LLM (one checked call per session, template "
-                   "fallback; needs ANTHROPIC_API_KEY, --synth-model, --budget-usd, --fixtures and --gold).")
+                   "fallback; needs --synth-model, --budget-usd, --fixtures, --gold and ANTHROPIC_API_KEY, except "
+                   "for a rebuild whose every answer is in the response cache).")
 @click.option("--synth-model", metavar="MODEL_ID", help="The LLM synthesizer's dated model id, e.g. "
                                                         "claude-haiku-4-5-20251001.")
 @click.option("--allow-alias", is_flag=True, help="Accept an undated model alias for --synth-model.")
@@ -356,7 +358,10 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
 
         client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),
                                  cache=llm_cache if llm_cache is not None else paths.cache_dir() / "llm",
-                                 purpose="the LLM transcript synthesizer (--synthesizer llm)")
+                                 purpose="the LLM transcript synthesizer (--synthesizer llm)",
+                                 # A keyless rebuild from the response cache (the ledger's rebuild command)
+                                 # serves cached answers; the first miss raises the missing-key error.
+                                 cache_only_without_key=True)
         synth = LLMSynthesizer(client)
         try:  # every call happens here, in a scratch folder: a spent budget leaves the target untouched
             with tempfile.TemporaryDirectory() as tmp:

@@ -110,6 +110,17 @@ class Baseline(_Doc):
     justifications: list[Justification] = []
 
 
+def _bound_models(cfg: dict) -> str | None:
+    """The answer pipeline a baseline binds, as one string: the answer model and its prompt's
+    hash, and the judge (a change of either changes what "correct" means)."""
+    answer = cfg.get("answer_model")
+    if not isinstance(answer, dict):
+        return answer  # None for hermetic runs; a plain id in results written before the answer model
+    judge = cfg.get("judge_model")
+    judged = judge.get("model") if isinstance(judge, dict) else "none"
+    return f"{answer.get('model')} (prompt {str(answer.get('prompt_sha256'))[:16]}; judge {judged})"
+
+
 def gate_config(doc: ResultDocument) -> GateConfig:
     """The settings of ``doc`` that a baseline binds."""
     cfg = doc.receipt.config
@@ -118,7 +129,7 @@ def gate_config(doc: ResultDocument) -> GateConfig:
         paradigms=sorted(cfg.get("paradigms") or []), splits=sorted(cfg.get("splits") or []),
         scenario_patterns=sorted(cfg.get("scenario_patterns") or []), horizons=sorted(cfg.get("horizons") or []),
         include_holdout=bool(cfg.get("include_holdout")) or bool(cfg.get("sealed_holdout")),
-        answer_model=cfg.get("answer_model"), k=int(cfg.get("k", 0)), budget_tokens=int(cfg.get("budget_tokens", 0)),
+        answer_model=_bound_models(cfg), k=int(cfg.get("k", 0)), budget_tokens=int(cfg.get("budget_tokens", 0)),
         encoding=str(cfg.get("encoding", "")), gate=str(cfg.get("gate", "hard")))
 
 

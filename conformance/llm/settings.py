@@ -78,19 +78,21 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
     budget = Budget(budget_usd)
     root = Path(cache_dir)
 
-    def maker(model: str):
+    def maker(model: str, role: str):
         def client_for(replicate: int) -> AnthropicClient:
-            return AnthropicClient(model, allow_alias=allow_alias, cache=replicate_cache(root, replicate),
-                                   budget=budget, environ=environ, max_retries=max_retries,
-                                   cache_only_without_key=True)
+            client = AnthropicClient(model, allow_alias=allow_alias, cache=replicate_cache(root, replicate),
+                                     budget=budget, environ=environ, max_retries=max_retries,
+                                     cache_only_without_key=True)
+            client.role = role
+            return client
         return client_for
 
-    answer = AnswerModel(model=answer_model, client_for=maker(answer_model), max_tokens=answer_max_tokens)
+    answer = AnswerModel(model=answer_model, client_for=maker(answer_model, "answer"), max_tokens=answer_max_tokens)
     first = answer.client(1)  # checks id, price, package and key now, before any system starts
     answer.model = first.model
     judge = None
     if judge_model is not None:
-        judge = JudgeModel(model=judge_model, client_for=maker(judge_model))
+        judge = JudgeModel(model=judge_model, client_for=maker(judge_model, "judge"))
         judge.model = judge.client(1).model
     notes = []
     warnings = []

@@ -31,11 +31,12 @@ from conformance.paths import data_root
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import compact, iter_records, keep_completed
 from conformance.llm.errors import LLMError
-from conformance.llm.judge import grade_records, judging_counts
+from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, open_system
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
+from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
 
@@ -205,7 +206,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         done, header = _resumable(records_path, binding), None
         if llm is not None:
             # --budget-usd bounds the run, not each invocation: earlier invocations' spend counts.
-            llm.budget.carry(prior_spend(records_path.parent))
+            llm.budget.carry(sum(c["usd"] for c in read_spend_ledger(records_path.parent)))
         log(f"resuming run {run_id}: {len(done)} scenario passes already recorded")
     systems: list = []
     try:
@@ -221,6 +222,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         if baseline_system is not None and baseline_system not in labels:
             raise JobError(f"--baseline-system {baseline_system}: not a system of this run ({', '.join(labels)})")
         log(f"records: {records_path}")
+        if llm is not None:
+            llm.budget.on_charge = spend_ledger_writer(records_path.parent)
         stopped = None
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
@@ -233,7 +236,6 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             log(stopped)
             summary = None
         except KeyboardInterrupt:
-            record_spend(records_path.parent, llm)
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
     finally:
@@ -245,7 +247,6 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                     if r.get("kind") == "scenario_done"}
         fixtures = [p for p in fixtures if (p.stem, 1) in finished]
         if not fixtures:
-            record_spend(records_path.parent, llm)
             raise JobError(f"{stopped}; no scenario finished, so there is nothing to score")
         gold = {p.stem: gold[p.stem] for p in fixtures}
         summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
@@ -256,17 +257,25 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                and (finished is None or (r["scenario_id"], r.get("repeat", 1)) in finished)]
     grading = None
     if llm is not None and llm.answer is not None:
-        grading = grade_records(records, gold, llm.judge, seed=seed, out_dir=records_path.parent, log=log)
+        try:
+            grading = grade_records(records, gold, llm.judge, seed=seed, out_dir=records_path.parent, log=log)
+        except KeyboardInterrupt:
+            raise JobError(f"interrupted while judging; adapters stopped; records and verdicts so far are kept in "
+                           f"{records_path.parent}; continue with --resume {run_id} (and the same options): "
+                           "cached answers and verdicts cost nothing") from None
         for record in records:
             if record["kind"] != "probe":
                 continue
             record["answer_scored"] = True
             grade = grading.grades.get((record["system"], record["scenario_id"], record["probe_id"],
                                         record.get("repeat", 1)))
+            if grade is not None and grading.error and not record.get("closed"):
+                # Judging stopped early: each system would be scored on a different, non-random
+                # subset of its free-form answers, so none is (n/a, with the reason).
+                grade = {**grade, "correct": None}
             if grade is not None:
                 record["grade"] = grade
-    record_spend(records_path.parent, llm)
-    spend = llm_spend(records, grading, llm) if llm is not None else None
+    spend = llm_spend(records, llm, records_path.parent) if llm is not None else None
     internal = systems_llm_usage(records)
     if internal:
         # Systems' own LLM calls (mem0 infer, graphiti, the reference compressor's LLM form): their
@@ -317,6 +326,11 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
         suite = suites[system.label]
         metrics.update(suite.metrics)
+        if grading is not None and grading.error:
+            for name, metric in metrics.items():
+                if metric.value is None and metric.reason == FREE_FORM_REASON:
+                    metrics[name] = metric.model_copy(update={"reason": "judging stopped early (see errors): free-form "
+                                                                        "accuracy is not published on a partial subset"})
 
         def paired(other: str, mine=rows[system.label], suite=suite) -> dict:
             # Per-probe differences, then DRIFT metrics from the shared count matrix.
@@ -376,7 +390,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 "answer_model": None, "judge_model": None,
                 **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
                 "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
-                "run_id": run_id, "records": str(records_path), "sealed_holdout": sealed_holdout,
+                "run_id": run_id, "records": str(records_path.resolve()),
+                **({"grades_sha256": file_sha(records_path.parent / GRADES_FILE)} if grading is not None else {}), "sealed_holdout": sealed_holdout,
                 **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
                                   "listed": len(bad_ids), "left_out": len({r["probe_id"] for r in bad_records})}}
                    if bad_ids else {})},
@@ -400,8 +415,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     if stopped is not None:
         faults.append(stopped)
     if grading is not None and grading.error:
-        faults.append(f"{grading.error} Answers not judged are left out of accuracy; rerun (cached verdicts cost "
-                      "nothing) with a larger --budget-usd")
+        faults.append(f"{grading.error} Free-form accuracy is n/a for every system (a partial judging would score "
+                      "each system on a different subset); fix the cause and rerun or --resume: cached answers and "
+                      "verdicts cost nothing")
     ceiling = None
     if "oracle" in rows:
         source_of = {p.stem: read_header(p).source for p in fixtures}
@@ -411,6 +427,13 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                          oracle_ceiling=ceiling)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
+
+
+def file_sha(path: Path) -> str | None:
+    """Hex SHA-256 of a file's bytes, or None when it does not exist."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def _reference_form(results: dict) -> str:
@@ -486,38 +509,46 @@ def load_known_bad(path: Path) -> dict:
 
 
 SPEND_LEDGER = "spend.jsonl"
+"""One line per LLM call a run paid for (every invocation, appended as the call is charged):
+``{"role", "model", "usd", "input_tokens", "output_tokens"}``."""
 
 
-def prior_spend(run_dir: Path) -> float:
-    """USD spent by the earlier invocations of a run (its ``spend.jsonl``; 0 when none)."""
+def read_spend_ledger(run_dir: Path) -> list[dict]:
+    """The calls a run paid for so far (its ``spend.jsonl``; [] when none). A torn last line
+    (a run killed while writing it) is skipped; any other bad line is an error naming it."""
     import json
 
-    total = 0.0
     path = Path(run_dir) / SPEND_LEDGER
-    if path.exists():
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            try:
-                total += float(json.loads(line)["invocation_usd"])
-            except (ValueError, KeyError, TypeError):
-                raise JobError(f"{path}: line {number}: not a spend record; the run's spend cannot be "
-                               "carried over (restore the file or start a new run)") from None
-    return total
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            entry = json.loads(line)
+            out.append({"role": str(entry.get("role", "")), "usd": float(entry["usd"]),
+                        "input_tokens": int(entry["input_tokens"]), "output_tokens": int(entry["output_tokens"])})
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if number == len(lines):
+                continue
+            raise JobError(f"{path}: line {number}: not a spend record; the run's spend cannot be carried over "
+                           "(restore the file or start a new run)") from None
+    return out
 
 
-def record_spend(run_dir: Path, llm) -> None:
-    """Append this invocation's LLM spend to the run's ``spend.jsonl`` (once per invocation)."""
+def spend_ledger_writer(run_dir: Path):
+    """A :attr:`Budget.on_charge` callback appending each paid call to the run's ledger."""
     import json
 
-    if llm is None or getattr(llm, "_spend_recorded", False):
-        return
-    llm._spend_recorded = True
-    summary = llm.budget.summary()
-    entry = {"invocation_usd": round(summary["spent_usd"] - summary["prior_usd"], 9), "calls": summary["calls"],
-             "cached_calls": summary["cached_calls"], "input_tokens": summary["input_tokens"],
-             "output_tokens": summary["output_tokens"], "at": _now()}
-    Path(run_dir).mkdir(parents=True, exist_ok=True)
-    with open(Path(run_dir) / SPEND_LEDGER, "a", encoding="utf-8") as out:
-        out.write(json.dumps(entry, sort_keys=True) + "\n")
+    path = Path(run_dir) / SPEND_LEDGER
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(charge) -> None:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"role": charge.role, "model": charge.model, "usd": float(charge.cost_usd),
+                                  "input_tokens": charge.input_tokens, "output_tokens": charge.output_tokens},
+                                 sort_keys=True) + "\n")
+    return write
 
 
 def _refuse_duplicate_keys(path: Path) -> None:
@@ -549,31 +580,29 @@ def systems_llm_usage(records: list[dict]) -> dict[str, dict[str, int]]:
     return out
 
 
-def llm_spend(records: list[dict], grading, llm) -> dict:
-    """Token usage and USD of the answer model (from the probe records of the scored scenarios)
-    and of the judge, calls served from the response cache counted apart (they cost 0), and
-    ``total_usd``: what the whole run spent, every invocation of a resumed run included (its
-    ``spend.jsonl``; a call paid for by an interrupted invocation is a cache hit in the records)."""
-    answer = {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
-    served: set[str] = set()
-    for r in records:
-        call = r.get("answer_call") if r["kind"] == "probe" else None
-        if not call:
-            continue
-        served.add(call["served_model"])
-        if call["cached"]:
-            answer["cached_calls"] += 1
-            continue
-        answer["calls"] += 1
-        answer["input_tokens"] += call["input_tokens"]
-        answer["output_tokens"] += call["output_tokens"]
-        answer["cost_usd"] += call["cost_usd"]
-    answer["cost_usd"] = round(answer["cost_usd"], 6)
-    answer["served_models"] = sorted(served)
-    judge = grading.spend() if grading is not None and llm.judge is not None else None
+def llm_spend(records: list[dict], llm, run_dir: Path) -> dict:
+    """What the answer model and the judge cost, for the whole run.
+
+    ``answer`` and ``judge``: calls made, input and output tokens and USD over every
+    invocation of the run (its spend ledger, so a resumed or interrupted run is counted in
+    full), and ``cached_calls``: calls this invocation served from the response cache; the
+    answer block also lists the ``served_models`` of the scored probe records. ``total_usd``:
+    the run's spend; ``spent_this_invocation_usd`` and ``spent_earlier_usd`` split it.
+    """
+    ledger = read_spend_ledger(run_dir)
+    blocks = {}
+    for role in ("answer", "judge"):
+        mine = [c for c in ledger if c["role"] == role]
+        cached = sum(1 for c in llm.budget.charges if c.cached and c.role == role)
+        blocks[role] = {"calls": len(mine), "cached_calls": cached,
+                        "input_tokens": sum(c["input_tokens"] for c in mine),
+                        "output_tokens": sum(c["output_tokens"] for c in mine),
+                        "cost_usd": round(sum(c["usd"] for c in mine), 6)}
+    blocks["answer"]["served_models"] = sorted({r["answer_call"]["served_model"] for r in records
+                                                if r["kind"] == "probe" and r.get("answer_call")})
     budget = llm.budget.summary()
-    return {"answer": answer, "judge": judge,
-            "total_usd": round(budget["spent_usd"], 6),
+    return {"answer": blocks["answer"], "judge": blocks["judge"] if llm.judge is not None else None,
+            "total_usd": round(sum(c["usd"] for c in ledger), 6),
             "budget_usd": budget["limit_usd"],
             "spent_this_invocation_usd": round(budget["spent_usd"] - budget["prior_usd"], 6),
             "spent_earlier_usd": round(budget["prior_usd"], 6),

@@ -19,11 +19,13 @@ class Charge:
     output_tokens: int
     cost_usd: Decimal
     cached: bool
+    role: str = ""
+    """Who made the call (``answer``, ``judge``, ...; the client's :attr:`role`)."""
 
     def to_record(self) -> dict:
         """JSON-safe: cost as a float of USD."""
         return {"model": self.model, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost_usd": float(self.cost_usd), "cached": self.cached}
+                "cost_usd": float(self.cost_usd), "cached": self.cached, "role": self.role}
 
 
 class Budget:
@@ -45,6 +47,10 @@ class Budget:
         self.prior_usd = Decimal(0)
         """USD spent by earlier invocations of the same run (:meth:`carry`), part of ``spent_usd``."""
         self.charges: list[Charge] = []
+        self.on_charge = None
+        """Called with each :class:`Charge` of a call really made (not a cache hit), under the
+        budget's lock, as soon as it is charged: a run's spend ledger appends it to disk, so a
+        killed run loses no record of what it paid for."""
         self._lock = threading.Lock()
 
     def carry(self, usd: float | int | str | Decimal) -> None:
@@ -84,12 +90,15 @@ class Budget:
                                   spent_usd=self.spent_usd, limit_usd=self.limit_usd)
 
     def charge(self, model: str, input_tokens: int, output_tokens: int, cost_usd: Decimal,
-               cached: bool = False) -> Charge:
+               cached: bool = False, role: str = "") -> Charge:
         """Record one call (a cache hit with cost 0) and add its cost to the spend."""
-        item = Charge(model, int(input_tokens), int(output_tokens), Decimal(0) if cached else Decimal(cost_usd), cached)
+        item = Charge(model, int(input_tokens), int(output_tokens), Decimal(0) if cached else Decimal(cost_usd), cached,
+                      role)
         with self._lock:
             self.charges.append(item)
             self.spent_usd += item.cost_usd
+            if not cached and self.on_charge is not None:
+                self.on_charge(item)
         return item
 
     def summary(self) -> dict:

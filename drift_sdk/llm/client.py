@@ -102,7 +102,7 @@ class _Failure:
 
     def describe(self) -> str:
         where = "connection failed" if self.status is None else f"{self.status} {self.error_type}"
-        return f"{where}: {self.message}" if self.message else where
+        return f"{where}: {self.message.rstrip('.')}" if self.message else where
 
 
 def _retry_after(headers) -> float | None:
@@ -208,6 +208,8 @@ class AnthropicClient:
             if not (cache_only_without_key and self.cache is not None):
                 raise LLMConfigError(self._missing_key)
         self.keyless = self._missing_key is not None
+        self.role = ""
+        """Who uses this client (``answer``, ``judge``): written with each charge to the budget."""
         self.base_url = (environ.get(BASE_URL_VARIABLE) or "").strip() or DEFAULT_BASE_URL
         self.endpoint = public_url(self.base_url)
         """``base_url`` without credentials or query: what records, receipts and errors show."""
@@ -263,17 +265,18 @@ class AnthropicClient:
         if self.cache is not None:
             stored = self.cache.get(key, request)
             if stored is not None:
-                self.budget.charge(self.model, stored["input_tokens"], stored["output_tokens"], Decimal(0), cached=True)
+                self.budget.charge(self.model, stored["input_tokens"], stored["output_tokens"], Decimal(0), cached=True,
+                                   role=self.role)
                 return LLMResponse(requested_model=self.model, cost_usd=0.0, cached=True,
                                    call_ms=(time.perf_counter() - started) * 1000.0, attempts=0, cache_key=key,
                                    **stored)
         if self._sdk is None:  # keyless: only cached answers can be served
             raise LLMConfigError(f"{self._missing_key} (Without it only answers already in the response cache "
-                                 f"{self.cache!r} can be used, and this call is not there.)")
+                                 f"{getattr(self.cache, 'directory', self.cache)} can be used, and this call is not there.)")
         self.budget.ensure_available(self.model)
         fields, attempts = self._call_with_retries(request)
         cost = self.price.cost_usd(fields["input_tokens"], fields["output_tokens"])
-        self.budget.charge(self.model, fields["input_tokens"], fields["output_tokens"], cost)
+        self.budget.charge(self.model, fields["input_tokens"], fields["output_tokens"], cost, role=self.role)
         response = LLMResponse(requested_model=self.model, cost_usd=float(cost), cached=False,
                                call_ms=(time.perf_counter() - started) * 1000.0, attempts=attempts,
                                cache_key=key, **fields)

@@ -517,3 +517,56 @@ def test_without_a_key_a_run_is_repeated_from_the_cache_and_a_miss_stops_cleanly
 
     with pytest.raises(LLMConfigError, match="ANTHROPIC_API_KEY is not set"):
         AnthropicClient(ANSWER_MODEL, environ={})
+
+
+def test_an_interrupt_while_judging_keeps_every_paid_call_on_the_ledger(fake, corpus, tmp_path, monkeypatch):
+    from conformance.llm.judge import JudgeModel
+    from conformance.runner.job import JobError, read_spend_ledger
+
+    real, seen = JudgeModel.judge, []
+
+    def judge_then_interrupt(self, item):
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+        seen.append(item)
+        return real(self, item)
+
+    monkeypatch.setattr(JudgeModel, "judge", judge_then_interrupt)
+    with pytest.raises(JobError, match="interrupted while judging.*--resume") as info:
+        _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"), run_id="20261129T000000Z-aaaaaa")
+    assert "20261129T000000Z-aaaaaa" in str(info.value)
+    ledger = read_spend_ledger(tmp_path / "runs" / "20261129T000000Z-aaaaaa")
+    # Every call made before the interrupt is on the ledger, written as it was charged.
+    assert len(ledger) == len(fake.requests) and {c["role"] for c in ledger} == {"answer", "judge"}
+    monkeypatch.setattr(JudgeModel, "judge", real)
+    done = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"), run_id="20261129T000000Z-aaaaaa",
+                resume=True)
+    full = _run(corpus, tmp_path / "runs2", _settings(fake, tmp_path / "cache-full"))
+    assert done.complete and _scores(done) == _scores(full)
+    assert done.spend["total_usd"] == pytest.approx(full.spend["total_usd"], rel=1e-6)
+    for role in ("answer", "judge"):
+        assert done.spend[role]["calls"] == full.spend[role]["calls"]
+        assert done.spend[role]["cost_usd"] == pytest.approx(full.spend[role]["cost_usd"], rel=1e-6)
+
+
+def test_when_judging_stops_early_no_system_gets_a_partial_accuracy(fake, corpus, tmp_path):
+    # Answers cached by a run without a judge; then a keyless run with a judge: every verdict misses.
+    _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache", judge_model=None))
+    keyless = llm_settings(ANSWER_MODEL, JUDGE_MODEL, cache_dir=tmp_path / "cache", environ={})
+    doc = _run(corpus, tmp_path / "runs2", keyless)
+    assert not doc.complete and any("judging stopped" in e and "n/a for every system" in e for e in doc.errors)
+    for label in ("keyword", "oracle", "none"):
+        accuracy = doc.systems[label].metrics["accuracy"]
+        assert accuracy.value is None and "judging stopped early" in accuracy.reason
+
+
+def test_a_baseline_binds_the_answer_pipeline(fake, corpus, tmp_path):
+    from conformance.gate.baseline import baseline_from_result, gate_config
+    from conformance.gate.compare import compare
+
+    doc = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"))
+    bound = gate_config(doc).answer_model
+    assert bound.startswith(ANSWER_MODEL) and prompt_sha256()[:16] in bound and JUDGE_MODEL in bound
+    baseline = baseline_from_result(doc)
+    assert baseline.config.answer_model == bound
+    compare(baseline, doc)  # no crash: the gate reads the bound string
