@@ -444,6 +444,10 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     return sid, None if sid == base else "duplicate sample_id"
 
 
+#: A UTF-8 byte order mark: skipped before parsing, hashed with the rest of the file.
+_BOM = b"\xef\xbb\xbf"
+
+
 def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     """Write ``out_dir/fixtures/<scenario>.jsonl``, ``out_dir/gold/<scenario>.json`` and
     ``out_dir/import-report.json``; return the report.
@@ -458,7 +462,9 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     path, out_dir = Path(path), Path(out_dir)
     try:
         raw = read_bounded(path, MAX_IMPORT_SOURCE_BYTES)
-        data = parse_json(raw)
+        # A leading UTF-8 byte order mark (Windows tools write one) is skipped, as the BEAM,
+        # LongMemEval and guide importers do; source_sha256 stays over the file's raw bytes.
+        data = parse_json(raw[len(_BOM):] if raw.startswith(_BOM) else raw)
     except TooLarge as exc:
         raise SourceFormatError(f"{path}: (file): source {exc}") from None
     except BadDocument as exc:

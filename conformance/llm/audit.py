@@ -20,8 +20,10 @@ sits well below the others' means the judge is not neutral on this data (guide Â
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -87,11 +89,50 @@ def _read_jsonl(path: Path) -> list[dict]:
     return out
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: equal once resolved (symlinks followed), or, when both
+    exist, the same file on disk (hard links)."""
+    a, b = Path(a), Path(b)
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_overwrite(out_path: Path, out_option: str, inputs: dict[str, Path]) -> None:
+    """Raise AuditError when ``out_path`` is one of ``inputs`` (``{"what it is": path}``): writing
+    it would destroy that input."""
+    for what, path in inputs.items():
+        if same_file(out_path, path):
+            raise AuditError(f"{out_option} {out_path} is the same file as {what} {path}: writing it would "
+                             f"overwrite {what}; give another path")
+
+
+def _resolve_records(result_path: Path, records: str) -> Path:
+    """The run's records file: as recorded when absolute; a relative path (older results) is
+    looked for next to the result file first, then in the current directory."""
+    recorded = Path(records)
+    if recorded.is_absolute():
+        return recorded
+    for candidate in (Path(result_path).parent / recorded, recorded):
+        if candidate.is_file():
+            return candidate
+    return recorded
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def item_sha256(question: str, reference: str, candidate: str) -> str:
     """Hex SHA-256 binding a labelled line to its key entry (a labelled file from another
     sample is refused instead of being scored against the wrong items)."""
-    import hashlib
-
     return hashlib.sha256(json.dumps([question, reference, candidate], ensure_ascii=False).encode()).hexdigest()
 
 
@@ -99,23 +140,33 @@ def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed
     """Write the blinded sample and its key; returns the number of items written.
 
     Raises:
-        AuditError: the result has no answer model, its run records or grades are gone, or
-            nothing free-form was graded.
+        AuditError: --out or --key would overwrite each other, the result, or the run's records
+            or grades; the result has no answer model; its run records or grades are gone; the
+            grades file was rewritten since the result was written (``grades_sha256`` in the
+            receipt differs); or nothing free-form was graded.
     """
     from conformance.report.command import load_result
 
-    if Path(out_path).resolve() == Path(key_path).resolve():
+    if same_file(out_path, key_path):
         raise AuditError(f"--out and --key are both {out_path}: the key would overwrite the file to label (and the "
                          "labeler would see the pipeline's verdicts); give two paths")
+    refuse_overwrite(out_path, "--out", {"the result": result_path})
+    refuse_overwrite(key_path, "--key", {"the result": result_path})
     doc = load_result(result_path)
     config = doc.receipt.config
     if not config.get("answer_model"):
         raise AuditError(f"{result_path}: the run had no --answer-model: there is no graded answer to audit")
-    records_path = Path(config["records"])
+    records_path = _resolve_records(result_path, config["records"])
     grades_path = records_path.parent / GRADES_FILE
     if not records_path.is_file() or not grades_path.is_file():
         raise AuditError(f"{result_path}: the run's records or grades are gone ({records_path}, {grades_path}); "
                          "the audit samples from them")
+    expected = config.get("grades_sha256")
+    if expected is not None and file_sha256(grades_path) != expected:
+        raise AuditError(f"{grades_path} changed since {result_path} was written (a later invocation of run "
+                         f"{config.get('run_id')} rewrote it): sample from that invocation's result.json")
+    refuse_overwrite(out_path, "--out", {"the run's records": records_path, "the run's grades": grades_path})
+    refuse_overwrite(key_path, "--key", {"the run's records": records_path, "the run's grades": grades_path})
     answers = {}
     for r in _read_jsonl(records_path):
         if r.get("kind") == "probe" and r.get("repeat", 1) == 1 and r.get("error") is None \

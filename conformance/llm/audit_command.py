@@ -49,8 +49,10 @@ def sample_cmd(result: Path, n: int, out: Path, key: Path, seed: int) -> None:
 @_exit_2
 def score_cmd(audit: Path, key: Path, out: Path | None) -> None:
     """Judge-human agreement overall, per system and per grading method, with 95% intervals."""
-    from conformance.llm.audit import format_audit, score_audit
+    from conformance.llm.audit import format_audit, refuse_overwrite, score_audit
 
+    if out is not None:
+        refuse_overwrite(out, "--out", {"the labelled audit file": audit, "the key": key})
     score = score_audit(audit, key)
     click.echo(format_audit(score))
     if out is not None:

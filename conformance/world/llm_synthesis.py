@@ -55,6 +55,7 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 
 from conformance.answer.reader import last_option_in
 from conformance.llm.client import AnthropicClient
@@ -462,14 +463,16 @@ def ledger_fields(synth: LLMSynthesizer, seed: int, allow_alias: bool = False, l
     sessions, fallbacks by reason), ``corpus_version`` with the synthesizer and model as build
     metadata (``1.0.0+llm.claude-haiku-4-5-20251001``; the run receipt records the ledger's
     corpus_version) and the ``rebuild`` command (with ``--budget-usd 0`` it replays the response
-    cache and refuses any new call; ``llm_cache``, a cache folder other than the default, is part
-    of it, or the rebuild would not find the cached answers)."""
+    cache and refuses any new call, and needs no ``ANTHROPIC_API_KEY`` while every answer is
+    cached; ``llm_cache``, a cache folder other than the default, is part of it as an absolute
+    path, or the rebuild would not find the cached answers)."""
     from conformance.world.generator import CORPUS_VERSION
 
     model = synth.client.model
     build = re.sub(r"[^0-9A-Za-z-]+", "-", model).strip("-")
     alias = " --allow-alias" if allow_alias else ""
-    cache = f" --llm-cache {shlex.quote(str(llm_cache))}" if llm_cache is not None else ""
+    # Absolute: the rebuild command finds the cache from any working directory.
+    cache = f" --llm-cache {shlex.quote(str(Path(llm_cache).resolve()))}" if llm_cache is not None else ""
     return {
         "corpus_version": f"{CORPUS_VERSION}+llm.{build}",
         "rebuild": f"drift-conformance generate --seed {seed} --fixtures DIR --gold DIR --synthesizer llm "

@@ -247,6 +247,24 @@ def test_output_is_byte_identical_across_runs(imported, tmp_path: Path):
         assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
+def test_a_leading_utf8_bom_is_skipped_and_hashed(imported, tmp_path: Path):
+    """Windows tools write a byte order mark: the import is the same as without it (as BEAM,
+    LongMemEval and guide accept one); the source hash and size are over the raw bytes."""
+    import hashlib
+
+    source, out, _ = imported
+    with_bom = tmp_path / "locomo-bom.json"
+    raw = b"\xef\xbb\xbf" + source.read_bytes()
+    with_bom.write_bytes(raw)
+    again = tmp_path / "bom-out"
+    report = import_locomo(with_bom, again)
+    assert report.source_sha256 == hashlib.sha256(raw).hexdigest() and report.source_bytes == len(raw)
+    scenario_files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.parent != out)
+    assert len(scenario_files) == 4
+    for rel in scenario_files:
+        assert (out / rel).read_bytes() == (again / rel).read_bytes(), rel
+
+
 def test_format_report_summarises(imported):
     _, _, report = imported
     text = format_report(report)

@@ -342,7 +342,7 @@ def test_the_ledgers_rebuild_command_names_the_cache_and_replays_it_for_free(tmp
     made, before = len(fake.requests), _bytes(out)
     rebuild = json.loads((out / "fixtures" / "_ledger.json").read_text())["rebuild"]
     argv = shlex.split(rebuild)
-    assert argv[0] == "drift-conformance" and argv[argv.index("--llm-cache") + 1] == str(cache)
+    assert argv[0] == "drift-conformance" and argv[argv.index("--llm-cache") + 1] == str(cache.resolve())
     assert argv[argv.index("--budget-usd") + 1] == "0"
     argv[argv.index("--fixtures") + 1] = str(out / "fixtures")
     argv[argv.index("--gold") + 1] = str(out / "gold")
@@ -352,6 +352,65 @@ def test_the_ledgers_rebuild_command_names_the_cache_and_replays_it_for_free(tmp
     # With the default cache the rebuild command has no --llm-cache.
     assert _cli(*_llm_args(tmp_path / "default", "--budget-usd", "5")).exit_code == 0
     assert "--llm-cache" not in json.loads((tmp_path / "default" / "fixtures" / "_ledger.json").read_text())["rebuild"]
+
+
+def test_a_relative_llm_cache_is_written_to_the_rebuild_command_as_an_absolute_path(tmp_path, cli_env,
+                                                                                    monkeypatch):
+    """--llm-cache given relative to the working folder: the ledger's rebuild command names the
+    folder absolutely, so it replays the cache for free from any other working folder."""
+    import shlex
+
+    fake = cli_env
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(work)
+    out = tmp_path / "corpus"
+    assert _cli(*_llm_args(out, "--budget-usd", "5", "--llm-cache", "rel-cache")).exit_code == 0
+    made, before = len(fake.requests), _bytes(out)
+    argv = shlex.split(json.loads((out / "fixtures" / "_ledger.json").read_text())["rebuild"])
+    named = argv[argv.index("--llm-cache") + 1]
+    assert Path(named).is_absolute() and Path(named) == (work / "rel-cache").resolve()
+    monkeypatch.chdir(elsewhere)
+    argv[argv.index("--fixtures") + 1] = str(out / "fixtures")
+    argv[argv.index("--gold") + 1] = str(out / "gold")
+    again = _cli(*argv[1:])
+    assert again.exit_code == 0, again.output
+    assert len(fake.requests) == made and _bytes(out) == before
+    assert not (elsewhere / "rel-cache").exists()
+
+
+def test_a_keyless_rebuild_replays_the_cache_and_a_keyless_miss_writes_nothing(tmp_path, cli_env, monkeypatch):
+    """The ledger's rebuild command (--budget-usd 0, the cache) needs no ANTHROPIC_API_KEY
+    while every answer is cached: no call, the same bytes. With a cold cache the first miss
+    is the missing-key error: exit 2, nothing written."""
+    import shlex
+
+    fake = cli_env
+    cache, out = tmp_path / "cache", tmp_path / "corpus"
+    first = _cli(*_llm_args(out, "--budget-usd", "5", "--llm-cache", str(cache)))
+    assert first.exit_code == 0, first.output
+    made, before = len(fake.requests), _bytes(out)
+    rebuild = shlex.split(json.loads((out / "fixtures" / "_ledger.json").read_text())["rebuild"])
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    # Into the same folder and into a fresh one, as the ledger's rebuild command says.
+    for target in (out, tmp_path / "rebuilt"):
+        argv = list(rebuild)
+        argv[argv.index("--fixtures") + 1] = str(target / "fixtures")
+        argv[argv.index("--gold") + 1] = str(target / "gold")
+        again = _cli(*argv[1:])
+        assert again.exit_code == 0, again.output
+        assert len(fake.requests) == made and _bytes(target) == before
+    # A cold cache and no key: refused at the first miss, before anything is written.
+    cold = _cli(*_llm_args(tmp_path / "cold-corpus", "--budget-usd", "0", "--llm-cache", str(tmp_path / "cold")))
+    stderr = " ".join(cold.stderr.split())
+    assert cold.exit_code == 2 and "ANTHROPIC_API_KEY is not set" in stderr and "Traceback" not in stderr, stderr
+    assert "LLM transcript synthesizer" in stderr
+    assert len(fake.requests) == made and not (tmp_path / "cold-corpus").exists()
+    # An earlier corpus in the target stays as it was when a keyless rebuild misses.
+    shutil.rmtree(cache)
+    assert _cli(*_llm_args(out, "--budget-usd", "0", "--llm-cache", str(cache))).exit_code == 2
+    assert len(fake.requests) == made and _bytes(out) == before
 
 
 def test_generate_with_an_unusable_llm_cache_is_a_clear_error(tmp_path, cli_env):
