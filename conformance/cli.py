@@ -232,7 +232,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
-        raise Failure(f"the run is incomplete: {len(doc.errors)} errors (each says what was scored and how to go on; "
+        raise Failure(f"the run is incomplete: {len(doc.errors)} error{'s' if len(doc.errors) != 1 else ''} (each says what was scored and how to go on; "
                       f"a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
                       f"\n  {shown}")
     if not scored_anything(doc):

@@ -108,7 +108,7 @@ def test_cli_exit_2_and_the_error_names_the_call(tmp_path):
                            "--records-dir", "runs", "--bootstrap", "200"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
-    assert "the run is incomplete: 1 faults" in proc.stderr and "Store failed" in proc.stderr
+    assert "the run is incomplete: 1 error (" in proc.stderr and "Store failed" in proc.stderr
     assert json.loads((tmp_path / "r.json").read_text())["complete"] is False
 
 
