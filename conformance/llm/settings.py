@@ -79,10 +79,13 @@ def llm_settings(answer_model: str | None, judge_model: str | None, *, allow_ali
     root = Path(cache_dir)
 
     def maker(model: str, role: str):
+        # The judge's own wording for its errors (the answer model's default names --answer-model).
+        purpose = None if role == "answer" else "the judge model (--judge-model; leave it off to grade by exact match)"
+
         def client_for(replicate: int) -> AnthropicClient:
             client = AnthropicClient(model, allow_alias=allow_alias, cache=replicate_cache(root, replicate),
                                      budget=budget, environ=environ, max_retries=max_retries,
-                                     cache_only_without_key=True)
+                                     cache_only_without_key=True, purpose=purpose)
             client.role = role
             return client
         return client_for

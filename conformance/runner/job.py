@@ -231,8 +231,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                  header=header, gate=gate)
         except LLMError as exc:
             # A spent budget or an API that stays down: stop cleanly, score what finished.
-            stopped = (f"the run stopped early: {exc} Scenarios that finished are scored; records are kept in "
-                       f"{records_path}; continue with --resume {run_id} (and the same options)")
+            stopped = (f"the run stopped early: {exc} Records and cached answers are kept in {records_path.parent}; "
+                       f"continue with --resume {run_id} (and the same options)")
             log(stopped)
             summary = None
         except KeyboardInterrupt:
@@ -247,7 +247,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                     if r.get("kind") == "scenario_done"}
         fixtures = [p for p in fixtures if (p.stem, 1) in finished]
         if not fixtures:
-            raise JobError(f"{stopped}; no scenario finished, so there is nothing to score")
+            raise JobError(f"{stopped}. No scenario finished, so no result was written")
         gold = {p.stem: gold[p.stem] for p in fixtures}
         summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
     else:
@@ -328,7 +328,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         metrics.update(suite.metrics)
         if grading is not None and grading.error:
             for name, metric in metrics.items():
-                if metric.value is None and metric.reason == FREE_FORM_REASON:
+                if metric.value is None and (metric.reason == FREE_FORM_REASON
+                                             or "need an answer model" in (metric.reason or "")):
                     metrics[name] = metric.model_copy(update={"reason": "judging stopped early (see errors): free-form "
                                                                         "accuracy is not published on a partial subset"})
 
@@ -413,7 +414,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             "repository and were deleted after the run"] if sealed_holdout else []))
     faults = _recorded_faults(records_path)
     if stopped is not None:
-        faults.append(stopped)
+        faults.append(f"{stopped}. The {len(fixtures)} scenarios that finished are scored")
     if grading is not None and grading.error:
         faults.append(f"{grading.error} Free-form accuracy is n/a for every system (a partial judging would score "
                       "each system on a different subset); fix the cause and rerun or --resume: cached answers and "

@@ -83,8 +83,8 @@ class Budget:
             if self.spent:
                 what = f" before a call to {model}" if model else ""
                 made = sum(1 for c in self.charges if not c.cached)
-                earlier = f", ${self.prior_usd} of it by earlier invocations of this run" if self.prior_usd else ""
-                raise BudgetSpent(f"the spend budget of ${self.limit_usd} USD is used up (${self.spent_usd} spent{earlier}; "
+                earlier = f", ${self.prior_usd:.6f} of it by earlier invocations of this run" if self.prior_usd else ""
+                raise BudgetSpent(f"the spend budget of ${self.limit_usd} USD is used up (${self.spent_usd:.6f} spent{earlier}; "
                                   f"{made} calls made here){what}; the run stops here and is incomplete. "
                                   "Raise --budget-usd, or rerun: cached answers cost nothing.",
                                   spent_usd=self.spent_usd, limit_usd=self.limit_usd)

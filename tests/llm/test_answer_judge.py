@@ -555,9 +555,15 @@ def test_when_judging_stops_early_no_system_gets_a_partial_accuracy(fake, corpus
     keyless = llm_settings(ANSWER_MODEL, JUDGE_MODEL, cache_dir=tmp_path / "cache", environ={})
     doc = _run(corpus, tmp_path / "runs2", keyless)
     assert not doc.complete and any("judging stopped" in e and "n/a for every system" in e for e in doc.errors)
+    # The judge's own wording: the answers were cached, the judge needed the key.
+    assert any("the judge model (--judge-model" in e for e in doc.errors), doc.errors
+    assert not any("leave --answer-model off" in e for e in doc.errors)
     for label in ("keyword", "oracle", "none"):
         accuracy = doc.systems[label].metrics["accuracy"]
         assert accuracy.value is None and "judging stopped early" in accuracy.reason
+        for name in ("mvot", "drift_c"):
+            metric = doc.systems[label].metrics.get(name)
+            assert metric is None or metric.value is not None or "answer model" not in (metric.reason or ""), name
 
 
 def test_a_baseline_binds_the_answer_pipeline(fake, corpus, tmp_path):
