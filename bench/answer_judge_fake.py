@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 import time
@@ -25,8 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "adapters"))
+sys.path.insert(0, str(ROOT / "tests" / "llm"))
 
 from fake_anthropic import FakeAnthropic  # noqa: E402
+from fake_reader import excerpt_responder  # noqa: E402
 
 from conformance.answer.tokens import count_tokens  # noqa: E402
 from conformance.importers.locomo import import_locomo  # noqa: E402
@@ -40,17 +41,6 @@ KEY = "sk-ant-bench-fake"
 ANSWER_MODEL, JUDGE_MODEL = "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"
 
 
-def responder(request: dict) -> str:
-    text = request["messages"][0]["content"]
-    if request.get("system") == JUDGE_SYSTEM_PROMPT:
-        reference = re.search(r"Reference answer: (.*)", text)[1].lower()
-        candidate = re.search(r"Candidate answer: (.*)", text)[1].lower()
-        words = [w for w in re.findall(r"\w+", reference) if w not in ("a", "an", "the")]
-        return "CORRECT" if words and all(w in candidate for w in words) else "INCORRECT"
-    first = re.search(r"^\[1\] \([^)]*\) (.*)$", text, flags=re.MULTILINE)
-    return " ".join(first[1].split()[:12]) if first else "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("source", nargs="?", default=str(ROOT.parent / "shared" / "datasets" / "locomo" /
@@ -58,7 +48,7 @@ def main() -> None:
     parser.add_argument("--adapter", default="keyword")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="drift-answer-bench-") as tmp, \
-            FakeAnthropic(responder, api_key=KEY) as fake:
+            FakeAnthropic(excerpt_responder(words=12), api_key=KEY) as fake:
         tmp = Path(tmp)
         import_locomo(Path(args.source), tmp / "corpus")
         env = {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.url}

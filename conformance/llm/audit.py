@@ -29,6 +29,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from conformance.errors import DriftError
+from conformance.importers.report import file_sha256
+from conformance.runner.records import iter_records
 from conformance.llm.judge import GRADES_FILE, ABSTENTION_REFERENCE
 
 __all__ = ["AuditError", "sample_audit", "score_audit", "wilson", "cohen_kappa"]
@@ -122,14 +124,6 @@ def _resolve_records(result_path: Path, records: str) -> Path:
     return recorded
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def item_sha256(question: str, reference: str, candidate: str) -> str:
     """Hex SHA-256 binding a labelled line to its key entry (a labelled file from another
     sample is refused instead of being scored against the wrong items)."""
@@ -162,13 +156,13 @@ def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed
         raise AuditError(f"{result_path}: the run's records or grades are gone ({records_path}, {grades_path}); "
                          "the audit samples from them")
     expected = config.get("grades_sha256")
-    if expected is not None and file_sha256(grades_path) != expected:
+    if expected is not None and file_sha256(grades_path)[0] != expected:
         raise AuditError(f"{grades_path} changed since {result_path} was written (a later invocation of run "
                          f"{config.get('run_id')} rewrote it): sample from that invocation's result.json")
     refuse_overwrite(out_path, "--out", {"the run's records": records_path, "the run's grades": grades_path})
     refuse_overwrite(key_path, "--key", {"the run's records": records_path, "the run's grades": grades_path})
     answers = {}
-    for r in _read_jsonl(records_path):
+    for r in iter_records(records_path):  # streamed: a run's records can be large
         if r.get("kind") == "probe" and r.get("repeat", 1) == 1 and r.get("error") is None \
                 and r.get("answer") is not None and not r.get("closed"):
             answers[(r["system"], r["scenario_id"], r["probe_id"])] = r

@@ -30,6 +30,7 @@ from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import compact, iter_records, keep_completed
+from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
@@ -392,7 +393,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
                 "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path.resolve()),
-                **({"grades_sha256": file_sha(records_path.parent / GRADES_FILE)} if grading is not None else {}), "sealed_holdout": sealed_holdout,
+                **({"grades_sha256": file_sha256(records_path.parent / GRADES_FILE)[0]} if grading is not None else {}), "sealed_holdout": sealed_holdout,
                 **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
                                   "listed": len(bad_ids), "left_out": len({r["probe_id"] for r in bad_records})}}
                    if bad_ids else {})},
@@ -428,13 +429,6 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                          oracle_ceiling=ceiling)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
-
-
-def file_sha(path: Path) -> str | None:
-    """Hex SHA-256 of a file's bytes, or None when it does not exist."""
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def _reference_form(results: dict) -> str:
@@ -494,8 +488,6 @@ def load_known_bad(path: Path) -> dict:
     Returns ``{"path", "sha256", "items"}``. Raises JobError naming the file and the line or
     entry (the input limits of :func:`conformance.contract.limits.load_yaml` apply).
     """
-    import hashlib
-
     from conformance.contract.limits import load_yaml
 
     data = load_yaml(Path(path), lambda p, where, message: JobError(f"{p}: {where}: {message}"))
@@ -506,7 +498,7 @@ def load_known_bad(path: Path) -> dict:
     for key, reason in data.items():
         if not isinstance(key, str) or not isinstance(reason, str) or not reason.strip():
             raise JobError(f"{path}: entry {str(key)[:80]!r}: needs a probe id and a non-empty reason")
-    return {"path": str(path), "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(), "items": dict(data)}
+    return {"path": str(path), "sha256": file_sha256(Path(path))[0], "items": dict(data)}
 
 
 SPEND_LEDGER = "spend.jsonl"

@@ -6,7 +6,6 @@ import report's doubtful gold meet in the result."""
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -14,8 +13,10 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "adapters"))
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "importers"))
 from fake_anthropic import FakeAnthropic  # noqa: E402
+from fake_reader import excerpt_responder  # noqa: E402
 
 from conformance.contract.corpus import validate_corpus  # noqa: E402
 from conformance.llm.judge import JUDGE_SYSTEM_PROMPT, RUBRIC_PREFIX  # noqa: E402
@@ -27,17 +28,7 @@ pytest.importorskip("anthropic")
 KEY = "sk-ant-imports-canary-93e1"
 
 
-def responder(request: dict) -> str:
-    """Answers with the first words of the top excerpt ("unknown" without one); the judge
-    accepts a candidate holding every word of a short reference."""
-    text = request["messages"][0]["content"]
-    if request.get("system") == JUDGE_SYSTEM_PROMPT:
-        reference = re.search(r"Reference answer: (.*)", text)[1].lower()
-        candidate = re.search(r"Candidate answer: (.*)", text)[1].lower()
-        words = [w for w in re.findall(r"\w+", reference) if w not in ("a", "an", "the")]
-        return "CORRECT" if words and all(w in candidate for w in words) else "INCORRECT"
-    first = re.search(r"^\[1\] \([^)]*\) (.*)$", text, flags=re.MULTILINE)
-    return " ".join(first[1].split()[:40]) if first else "unknown"
+responder = excerpt_responder(words=40)
 
 
 def _locomo(tmp: Path) -> Path:
