@@ -122,9 +122,18 @@ def _wanted(rel: Path) -> bool:
 
 
 def _tree(root: Path, prefix: str) -> dict[str, bytes]:
+    """Every wanted file under ``root`` (symlinked files by their content).
+
+    Raises:
+        ImageBuildError: a symlink leads outside ``root`` (its target's bytes would enter the image).
+    """
     files = {}
+    real_root = root.resolve()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
+        if path.is_symlink() and not path.resolve().is_relative_to(real_root):
+            raise ImageBuildError(f"{path} is a symlink to {path.resolve()}, outside the adapter folder {root}: "
+                                  f"copy the file in instead")
         if path.is_file() and _wanted(rel):
             files[f"{prefix}/{rel.as_posix()}"] = path.read_bytes()
     return files

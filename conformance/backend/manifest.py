@@ -94,10 +94,33 @@ def load_manifest(folder: Path) -> AdapterManifest:
         raise ManifestError(f"{path}: {field}: {first['msg']}") from None
     if len(manifest.name) > MAX_NAME_CHARS:
         raise ManifestError(f"{path}: name: longer than {MAX_NAME_CHARS} characters")
+    entry_path(folder, manifest)
+    return manifest
+
+
+def entry_path(folder: Path, manifest: AdapterManifest) -> Path:
+    """The script the adapter runs: ``folder / manifest.entry`` with every symlink resolved.
+
+    Called when adapter.yaml is read and again just before launch, so a file swapped for a
+    symlink in between is caught.
+
+    Raises:
+        ManifestError: the entry is absolute, climbs with ``..``, does not exist, is not a
+            regular file, or resolves (through a symlinked file or folder) outside ``folder``.
+    """
+    where = Path(folder) / "adapter.yaml"
     entry = Path(manifest.entry)
     if "\0" in manifest.entry or entry.is_absolute() or ".." in entry.parts or not entry.parts:
-        # The entry is run from the adapter's folder; it may not name a file outside it.
-        raise ManifestError(f"{path}: entry: {manifest.entry!r} must be a relative path inside the adapter folder")
-    if not (Path(folder) / entry).exists():
-        raise ManifestError(f"{path}: entry: {manifest.entry} does not exist in {folder}")
-    return manifest
+        raise ManifestError(f"{where}: entry: {manifest.entry!r} must be a relative path inside the adapter folder")
+    root = Path(folder).resolve()
+    target = (root / entry).resolve()
+    if not target.is_relative_to(root):
+        # A symlink (the file itself or a folder on the way) may not lead out: the entry runs
+        # with the adapter's privileges, so what runs must be what the folder holds.
+        raise ManifestError(f"{where}: entry: {manifest.entry} resolves to {target}, outside the adapter folder "
+                            f"{root}")
+    if not target.exists():
+        raise ManifestError(f"{where}: entry: {manifest.entry} does not exist in {folder}")
+    if not target.is_file():
+        raise ManifestError(f"{where}: entry: {manifest.entry} is not a regular file")
+    return target

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.limits import CgroupLimits
-from conformance.backend.manifest import AdapterManifest
+from conformance.backend.manifest import AdapterManifest, entry_path
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
 
@@ -70,10 +70,12 @@ class ProcessAdapter:
         """Build (or reuse) the virtualenv, start the process, wait for SERVING.
 
         Raises:
+            ManifestError: the entry now resolves outside the adapter folder (or is gone).
             VenvError: the virtualenv could not be built.
             AdapterStartError: the process exited or did not serve in time.
         """
         name = self.manifest.name
+        entry = entry_path(self.folder, self.manifest)  # checked again here: adapter.yaml was read earlier
         python, built = ensure_venv(name, self.folder / "requirements.txt", log=self.log)
         # A fresh, empty working folder: neither fixtures nor gold are reachable from here.
         self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-"))
@@ -86,7 +88,6 @@ class ProcessAdapter:
                    DRIFT_BACKEND_PORT_FILE=str(port_file))
         # drift_sdk.launch runs the entry script after asking the kernel to stop the adapter
         # when the runner dies, even by SIGKILL (no orphaned adapters).
-        entry = self.folder / self.manifest.entry
         argv = [str(python), "-m", "drift_sdk.launch", str(entry)]
         try:
             # The cgroup(s) exist, with their limits written, before the process does; the

@@ -30,6 +30,7 @@ from conformance.backend.docker_adapter import (
 from conformance.backend.images import (
     INPUTS_LABEL,
     DockerUnavailable,
+    ImageBuildError,
     connect,
     context_files,
     ensure_image,
@@ -95,6 +96,24 @@ def test_every_build_input_changes_the_hash_and_caches_do_not(tmp_path):
     assert inputs_hash(sdk) != base
     # Paths count, not only bytes: moving content between files is a change.
     assert inputs_hash({"a": b"xy", "b": b""}) != inputs_hash({"a": b"x", "b": b"y"})
+
+
+def test_a_symlink_out_of_the_adapter_folder_never_enters_an_image(tmp_path):
+    """The build context copies the folder's files: a symlink to a host file would put that file's
+    bytes into the image, where the adapter reads them."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("sk-canary-host-file")
+    for name, make in (("file", lambda f: (f / "data.txt").symlink_to(secret)),
+                       ("folder", lambda f: (f / "data").symlink_to(tmp_path, target_is_directory=True))):
+        folder = tmp_path / name / "none"
+        shutil.copytree(adapters_dir() / "none", folder, ignore=shutil.ignore_patterns("__pycache__"))
+        make(folder)
+        with pytest.raises(ImageBuildError, match=r"data(\.txt)? is a symlink to .*, outside the adapter folder"):
+            context_files(folder)
+    inside = tmp_path / "inside" / "none"
+    shutil.copytree(adapters_dir() / "none", inside, ignore=shutil.ignore_patterns("__pycache__"))
+    (inside / "copy.py").symlink_to("adapter.py")
+    assert context_files(inside)["adapter/copy.py"] == (inside / "adapter.py").read_bytes()
 
 
 def test_adapter_specs_resolve_to_one_mode():

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conformance.backend.manifest import ManifestError, load_manifest
+from conformance.backend.manifest import ManifestError, entry_path, load_manifest
 from conformance.paths import adapters_dir
 
 
@@ -35,3 +35,46 @@ def test_the_adapters_listing_shows_it():
                          check=True).stdout
     line = next(row for row in out.splitlines() if row.startswith("keyword "))
     assert line.split()[1:3] == ["reference", "live"]
+
+
+def test_an_entry_that_resolves_outside_the_folder_is_refused(tmp_path):
+    """``../`` and absolute entries were refused, but a symlink named ``adapter.py`` (or a symlinked
+    folder on the way to it) ran a file outside the adapter folder."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "payload.py").write_text("print('ran outside the adapter folder')\n")
+
+    linked_file = tmp_path / "linked-file"
+    linked_file.mkdir()
+    (linked_file / "adapter.py").symlink_to(outside / "payload.py")
+    (linked_file / "adapter.yaml").write_text("name: a\ndescription: d\n")
+
+    linked_dir = tmp_path / "linked-dir"
+    linked_dir.mkdir()
+    (linked_dir / "src").symlink_to(outside, target_is_directory=True)
+    (linked_dir / "adapter.yaml").write_text("name: b\ndescription: d\nentry: src/payload.py\n")
+
+    for folder in (linked_file, linked_dir):
+        with pytest.raises(ManifestError, match=r"entry: .* resolves to .*payload\.py, outside the adapter folder"):
+            load_manifest(folder)
+
+
+def test_a_symlink_that_stays_inside_the_folder_is_fine(tmp_path):
+    folder = write(tmp_path / "inside", "name: a\ndescription: d\nentry: main.py\n")
+    (folder / "main.py").symlink_to("adapter.py")
+    assert load_manifest(folder).entry == "main.py"
+    # The adapter folder itself may be reached through a symlink (a checkout linked into place).
+    (tmp_path / "alias").symlink_to(folder, target_is_directory=True)
+    assert load_manifest(tmp_path / "alias").entry == "main.py"
+    assert entry_path(tmp_path / "alias", load_manifest(folder)) == (folder / "adapter.py").resolve()
+
+
+def test_the_entry_is_checked_again_when_it_is_launched(tmp_path):
+    """Swapped for a symlink after adapter.yaml was read: the launcher resolves and checks again."""
+    folder = write(tmp_path / "a", "name: a\ndescription: d\n")
+    manifest = load_manifest(folder)
+    (tmp_path / "payload.py").write_text("")
+    (folder / "adapter.py").unlink()
+    (folder / "adapter.py").symlink_to(tmp_path / "payload.py")
+    with pytest.raises(ManifestError, match="outside the adapter folder"):
+        entry_path(folder, manifest)
