@@ -141,9 +141,10 @@ def build_server(backend: Backend, address: str = "127.0.0.1:0", concurrent: boo
 def serve(backend: Backend, address: str | None = None, concurrent: bool = False) -> None:
     """Serve ``backend`` until SIGTERM or SIGINT.
 
-    ``address`` defaults to ``$DRIFT_BACKEND_ADDRESS`` or ``127.0.0.1:0``. The bound
-    port is written to ``$DRIFT_BACKEND_PORT_FILE`` when that is set, and printed
-    to stderr.
+    ``address`` defaults to ``$DRIFT_BACKEND_ADDRESS`` or ``127.0.0.1:0``; ``unix:PATH`` serves
+    on a unix socket (as in a container). The bound port is written to
+    ``$DRIFT_BACKEND_PORT_FILE`` when that is set, and printed to stderr (the socket, for
+    ``unix:``).
 
     Raises:
         OSError: the address could not be bound.
@@ -157,7 +158,8 @@ def serve(backend: Backend, address: str | None = None, concurrent: bool = False
         with open(tmp, "w") as handle:
             handle.write(str(port))
         os.replace(tmp, port_file)  # atomic: the launcher never reads half a number
-    print(f"drift backend {backend.name} {backend.version} serving on port {port}", file=sys.stderr, flush=True)
+    where = address if address.startswith("unix:") else f"port {port}"
+    print(f"drift backend {backend.name} {backend.version} serving on {where}", file=sys.stderr, flush=True)
     # The handler only appends to a list: taking a lock in a signal handler (Event.set)
     # can deadlock the main thread if the signal lands while it holds that lock, leaving
     # an adapter alive after its runner died.

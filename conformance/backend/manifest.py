@@ -44,6 +44,15 @@ class AdapterManifest(BaseModel):
     env: list[str] = []
     """Names of environment variables passed through to the adapter (e.g. API keys).
     Nothing else from the runner's environment reaches it."""
+    network: Literal["none", "outbound"] = "none"
+    """What a container of this adapter may reach: ``none`` (loopback only; the runner talks to it
+    over a unix socket) or ``outbound`` (its own bridge network with a default route, for an
+    adapter that calls a service such as Zep Cloud or an LLM API). Process mode does not isolate
+    the network. Recorded in the receipt (``isolation.<adapter>.network``)."""
+    outbound_when_set: list[str] = []
+    """Variables from ``env`` that switch a ``network: none`` container to outbound for a run when
+    one is set to a value other than empty, ``0``, ``false``, ``no`` or ``off``: the opt-in online
+    mode of an otherwise offline adapter (e.g. mem0's ``DRIFT_MEM0_INFER``)."""
     notes: str | None = None
     verified: Literal["live", "fake-service", "unverified"] = "unverified"
     """How the adapter was verified against the system it wraps: ``live`` (run against the
@@ -53,6 +62,15 @@ class AdapterManifest(BaseModel):
     check_skips: dict[CheckName, Annotated[str, Field(min_length=1)]] = {}
     """Contract checks of ``drift-conformance check-adapter`` this adapter skips, each with the
     written reason (printed in place of a result), e.g. ``{flush_then_found: "stores nothing"}``."""
+
+    @field_validator("outbound_when_set")
+    @classmethod
+    def _switches_reach_the_adapter(cls, value, info):
+        unlisted = [name for name in value if name not in info.data.get("env", [])]
+        if unlisted:
+            raise ValueError(f"{', '.join(unlisted)} not listed under env (a variable the adapter never "
+                             f"receives cannot switch its mode)")
+        return value
 
     @field_validator("check_skips", mode="before")
     @classmethod

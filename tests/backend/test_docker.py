@@ -14,16 +14,20 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conformance.backend.docker_adapter import (
+    PIDS_LIMIT,
     REFERENCE_CPUS,
     REFERENCE_MEMORY_GB,
     RUNNER_LABEL,
     clamp_limits,
+    container_user,
+    network_mode,
     requested_limits,
     sweep_orphans,
 )
@@ -96,6 +100,27 @@ def test_every_build_input_changes_the_hash_and_caches_do_not(tmp_path):
     assert inputs_hash(sdk) != base
     # Paths count, not only bytes: moving content between files is a change.
     assert inputs_hash({"a": b"xy", "b": b""}) != inputs_hash({"a": b"x", "b": b"y"})
+
+
+def test_the_network_opens_only_when_adapter_yaml_asks():
+    closed = AdapterManifest(name="x", description="x")
+    assert network_mode(closed, {"ANTHROPIC_API_KEY": "sk-1"}) == ("none", "default (adapter.yaml names no network)")
+    assert network_mode(AdapterManifest(name="x", description="x", network="outbound"), {})[0] == "outbound"
+    switch = AdapterManifest(name="x", description="x", env=["MODE", "KEY"], outbound_when_set=["MODE"])
+    for off in (None, "", " ", "0", "false", "No", "OFF"):
+        assert network_mode(switch, {} if off is None else {"MODE": off, "KEY": "sk-1"})[0] == "none", off
+    for on in ("1", "true", "claude-haiku-4-5-20251001"):
+        assert network_mode(switch, {"MODE": on}) == ("outbound", "MODE set (adapter.yaml outbound_when_set)")
+    # The built-in adapters: those that call a service say so; the offline ones open only on their opt-in.
+    modes = {m.name: (m.network, m.outbound_when_set) for m in map(load_manifest, adapters_dir().iterdir())}
+    assert {name for name, (mode, _) in modes.items() if mode == "outbound"} == {"zep", "honcho", "letta", "graphiti"}
+    assert modes["mem0"] == ("none", ["DRIFT_MEM0_INFER"])
+    assert modes["reference-compressor"] == ("none", ["DRIFT_REFERENCE_LLM_MODEL"])
+
+
+def test_a_container_never_runs_as_root():
+    assert container_user(0, 0) == (10001, 10001)
+    assert container_user(1000, 1000) == (1000, 1000), "a runner that is not root lends its own ids"
 
 
 def test_a_symlink_out_of_the_adapter_folder_never_enters_an_image(tmp_path):
@@ -223,7 +248,13 @@ def test_keyword_in_a_container_answers_exactly_as_in_process_mode(engine, image
     assert isolation["mode"] == "docker" and isolation["image"] == "drift-adapter-keyword:latest"
     assert isolation["image_id"] == images["keyword"][0].image_id
     assert isolation["limits"]["cpus"] == 1 and isolation["limits"]["memory_gb"] == 2
-    assert isolation["bind"].startswith("127.0.0.1:") and isolation["mounts"] == []
+    assert isolation["bind"].startswith("unix:/") and isolation["network"]["mode"] == "none"
+    assert [m["target"] for m in isolation["mounts"]] == ["/run/drift"], "only the socket folder is mounted"
+    assert isolation["network"]["docker"] == "none" and isolation["network"]["ports_published"] == []
+    assert (isolation["user"], isolation["root_fs"], isolation["tmpfs"]) == ("10001:10001" if os.getuid() == 0 else
+                                                                           f"{os.getuid()}:{os.getgid()}",
+                                                                           "read-only", ["/tmp", "/work"])
+    assert isolation["limits"]["pids"] == PIDS_LIMIT
     assert docker_doc["receipt"]["isolation"]["none"]["mode"] == "process", "only keyword:latest asked for docker"
     assert process_doc["receipt"]["isolation"]["keyword"]["mode"] == "process"
     assert our_containers(engine) == [], "a container outlived its run"
@@ -238,14 +269,14 @@ def test_a_container_killed_mid_run_is_reported_with_its_log(engine, images):
         with pytest.raises(Exception, match="UNAVAILABLE"):
             system.reset("after-the-kill")
         report = system.died()
-        assert "was killed by signal SIGKILL" in report and "serving on port 50051" in report, report
+        assert "was killed by signal SIGKILL" in report and "serving on unix:/run/drift/backend.sock" in report, report
     finally:
         system.close()
     assert our_containers(engine) == []
 
 
 CRASHY = '''
-import os, sys, time
+import errno, json, os, socket, sys, threading, time
 mode = os.environ.get("DRIFT_TEST_MODE", "exit")
 print("CANARY-CONTAINER-LOG env=" + ",".join(sorted(os.environ)), "cwd=" + ",".join(sorted(os.listdir("."))),
       file=sys.stderr, flush=True)
@@ -253,29 +284,139 @@ if mode == "sleep":
     time.sleep(120)
 if mode == "oom":
     hog = [b"x" * (32 << 20) for _ in range(64)]  # 2 GiB, touched, against a 256 MiB limit
+if mode == "probe":  # what an attacker inside would try first; one JSON line on stderr
+    found = {"uid": os.getuid(), "gid": os.getgid(), "writes": {}}
+    for path in ("/probe", "/adapter/probe", "/etc/probe", "/usr/local/probe", "/work/probe", "/tmp/probe",
+                 os.environ["XDG_CACHE_HOME"] + "/probe"):
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as handle:
+                handle.write("x")
+            found["writes"][path] = "written"
+        except OSError as exc:
+            found["writes"][path] = errno.errorcode.get(exc.errno, str(exc.errno))
+    try:
+        socket.create_connection((os.environ["DRIFT_TEST_HOST"], int(os.environ["DRIFT_TEST_PORT"])), timeout=5)
+        found["outbound"] = "connected"
+    except OSError as exc:
+        found["outbound"] = f"{type(exc).__name__}: {exc}"
+    with open("/proc/net/route") as handle:
+        found["routes"] = [line.split()[0] for line in handle.read().splitlines()[1:]]
+    hold, threads = threading.Event(), 0
+    try:
+        while threads < 1024:  # stops early only under a pids limit
+            threading.Thread(target=hold.wait, daemon=True).start()
+            threads += 1
+    except RuntimeError:
+        pass
+    found["threads_started"] = threads
+    hold.set()
+    print("PROBE " + json.dumps(found), file=sys.stderr, flush=True)
 raise SystemExit(3)
 '''
 
 
 @pytest.fixture(scope="module")
 def crashy(engine, base_image, tmp_path_factory):
-    """An image whose adapter never serves: it exits 3, sleeps, or runs out of memory (DRIFT_TEST_MODE)."""
+    """An image whose adapter never serves: it exits 3, sleeps, runs out of memory, or probes its
+    isolation and reports what it found (DRIFT_TEST_MODE)."""
     folder = tmp_path_factory.mktemp("adapters") / "drift-test-crashy"
     folder.mkdir()
     (folder / "adapter.py").write_text(textwrap.dedent(CRASHY))
     (folder / "requirements.txt").write_text("")
-    (folder / "adapter.yaml").write_text("name: drift-test-crashy\ndescription: never serves\nstartup_timeout_s: 3\n"
-                                         "env: [DRIFT_TEST_MODE]\nresources: {cpus: 0.5, memory_gb: 0.25}\n")
+    (folder / "adapter.yaml").write_text(
+        "name: drift-test-crashy\ndescription: never serves\nstartup_timeout_s: 3\n"
+        "env: [DRIFT_TEST_MODE, DRIFT_TEST_HOST, DRIFT_TEST_PORT, DRIFT_TEST_ONLINE]\n"
+        "outbound_when_set: [DRIFT_TEST_ONLINE]\nresources: {cpus: 0.5, memory_gb: 0.25}\n")
     (folder / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY adapter/ /adapter/\nWORKDIR /work\n"
                                        'CMD ["python", "/adapter/adapter.py"]\n')
     ensure_image(engine, folder, load_manifest(folder))
     return folder
 
 
+def host_address(engine) -> str:
+    """An address of this host other than loopback: where a container with a route can reach it."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.123", 9))  # picks the source address of the default route; sends nothing
+        return probe.getsockname()[0]
+    except OSError:
+        return engine.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+    finally:
+        probe.close()
+
+
+@pytest.fixture
+def listener(engine):
+    """A TCP listener on every address of this host; yields (host address, port, peers that connected)."""
+    server = socket.socket()
+    server.bind(("0.0.0.0", 0))
+    server.listen()
+    server.settimeout(0.2)
+    peers, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, peer = server.accept()
+            except OSError:
+                continue
+            peers.append(peer[0])
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield host_address(engine), server.getsockname()[1], peers
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def probe(crashy, monkeypatch, host, port, online: str | None) -> dict:
+    monkeypatch.setenv("DRIFT_TEST_MODE", "probe")
+    monkeypatch.setenv("DRIFT_TEST_HOST", host)
+    monkeypatch.setenv("DRIFT_TEST_PORT", str(port))
+    if online is None:
+        monkeypatch.delenv("DRIFT_TEST_ONLINE", raising=False)
+    else:
+        monkeypatch.setenv("DRIFT_TEST_ONLINE", online)
+    with pytest.raises(AdapterStartError, match="exited with code 3") as err:
+        open_system(f"{crashy}:latest")
+    line = next(line for line in str(err.value).splitlines() if line.strip().startswith("PROBE "))
+    return json.loads(line.strip()[len("PROBE "):])
+
+
+@pytest.mark.slow
+def test_a_container_runs_unprivileged_read_only_offline_and_pid_limited(engine, crashy, listener, monkeypatch):
+    host, port, peers = listener
+    # The control: opted in (outbound_when_set), the same probe reaches the host's listener, so
+    # the refusals below come from the isolation and not from the probe or the listener.
+    online = probe(crashy, monkeypatch, host, port, online="1")
+    assert online["outbound"] == "connected" and peers, (host, online)
+    assert online["routes"], online
+
+    peers.clear()
+    found = probe(crashy, monkeypatch, host, port, online="false")  # a switch set to false stays closed
+    assert found["outbound"].startswith("OSError") and "unreachable" in found["outbound"], found
+    assert found["routes"] == [], "a container without network has a route"
+    assert peers == [], "an offline container reached a listener on the host"
+
+    assert found["uid"] != 0 and found["gid"] != 0, "the adapter runs as root"
+    assert found["uid"] == container_user(os.getuid(), os.getgid())[0]
+    for path in ("/probe", "/adapter/probe", "/etc/probe", "/usr/local/probe"):
+        assert found["writes"][path] in ("EROFS", "EACCES"), (path, found["writes"][path])
+    assert found["writes"]["/probe"] == "EROFS", "the root filesystem is writable"
+    for path in ("/work/probe", "/tmp/probe", "/work/.cache/probe"):
+        assert found["writes"][path] == "written", (path, "scratch space (tmpfs) is not writable")
+    # The interpreter's own threads count too: the limit stops it short of PIDS_LIMIT new threads.
+    assert 10 < found["threads_started"] < PIDS_LIMIT, found["threads_started"]
+    assert our_containers(engine) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode, expected", [
     ("exit", "exited with code 3"),
-    ("sleep", "health not SERVING within 3 s"),
+    ("sleep", "made no socket /run/drift/backend.sock within 3 s"),
     ("oom", "ran out of memory: killed by the kernel for exceeding its memory limit of 0.25 GiB"),
 ])
 def test_a_container_that_never_serves_fails_loudly_with_its_log(engine, crashy, monkeypatch, mode, expected):

@@ -78,3 +78,10 @@ def test_the_entry_is_checked_again_when_it_is_launched(tmp_path):
     (folder / "adapter.py").symlink_to(tmp_path / "payload.py")
     with pytest.raises(ManifestError, match="outside the adapter folder"):
         entry_path(folder, manifest)
+
+
+def test_a_network_switch_must_be_a_variable_the_adapter_receives(tmp_path):
+    with pytest.raises(ManifestError, match=r"adapter\.yaml: outbound_when_set: .*MODE not listed under env"):
+        load_manifest(write(tmp_path / "a", "name: a\ndescription: d\noutbound_when_set: [MODE]\n"))
+    with pytest.raises(ManifestError, match=r"adapter\.yaml: network: "):
+        load_manifest(write(tmp_path / "b", "name: b\ndescription: d\nnetwork: everywhere\n"))
