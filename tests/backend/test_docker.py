@@ -329,6 +329,12 @@ if mode == "probe":  # what an attacker inside would try first; one JSON line on
         found["outbound"] = "connected"
     except OSError as exc:
         found["outbound"] = f"{type(exc).__name__}: {exc}"
+    found["processes_seen"] = sorted(int(name) for name in os.listdir("/proc") if name.isdigit())
+    try:
+        with open(f"/proc/{os.environ['DRIFT_TEST_RUNNER_PID']}/environ", "rb") as handle:
+            found["runner_environ"] = "read" if handle.read() else "empty"
+    except OSError as exc:
+        found["runner_environ"] = errno.errorcode.get(exc.errno, str(exc.errno))
     with open("/proc/net/route") as handle:
         found["routes"] = [line.split()[0] for line in handle.read().splitlines()[1:]]
     hold, threads = threading.Event(), 0
@@ -355,7 +361,7 @@ def crashy(engine, base_image, tmp_path_factory):
     (folder / "requirements.txt").write_text("")
     (folder / "adapter.yaml").write_text(
         "name: drift-test-crashy\ndescription: never serves\nstartup_timeout_s: 3\n"
-        "env: [DRIFT_TEST_MODE, DRIFT_TEST_HOST, DRIFT_TEST_PORT, DRIFT_TEST_ONLINE]\n"
+        "env: [DRIFT_TEST_MODE, DRIFT_TEST_HOST, DRIFT_TEST_PORT, DRIFT_TEST_ONLINE, DRIFT_TEST_RUNNER_PID]\n"
         "outbound_when_set: [DRIFT_TEST_ONLINE]\nresources: {cpus: 0.5, memory_gb: 0.25}\n")
     (folder / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY adapter/ /adapter/\nWORKDIR /work\n"
                                        'CMD ["python", "/adapter/adapter.py"]\n')
@@ -405,6 +411,7 @@ def probe(crashy, monkeypatch, host, port, online: str | None) -> dict:
     monkeypatch.setenv("DRIFT_TEST_MODE", "probe")
     monkeypatch.setenv("DRIFT_TEST_HOST", host)
     monkeypatch.setenv("DRIFT_TEST_PORT", str(port))
+    monkeypatch.setenv("DRIFT_TEST_RUNNER_PID", str(os.getpid()))
     if online is None:
         monkeypatch.delenv("DRIFT_TEST_ONLINE", raising=False)
     else:
@@ -416,7 +423,7 @@ def probe(crashy, monkeypatch, host, port, online: str | None) -> dict:
 
 
 @pytest.mark.slow
-def test_a_container_runs_unprivileged_read_only_offline_and_pid_limited(engine, crashy, listener, monkeypatch):
+def test_a_container_runs_unprivileged_read_only_offline_pid_limited_and_alone(engine, crashy, listener, monkeypatch):
     host, port, peers = listener
     # The control: opted in (outbound_when_set), the same probe reaches the host's listener, so
     # the refusals below come from the isolation and not from the probe or the listener.
@@ -437,6 +444,8 @@ def test_a_container_runs_unprivileged_read_only_offline_and_pid_limited(engine,
     assert found["writes"]["/probe"] == "EROFS", "the root filesystem is writable"
     for path in ("/work/probe", "/tmp/probe", "/work/.cache/probe"):
         assert found["writes"][path] == "written", (path, "scratch space (tmpfs) is not writable")
+    # Its own PID namespace: the runner's processes (and their environment) are not there to read.
+    assert found["processes_seen"] == [1] and found["runner_environ"] == "ENOENT", found
     # The interpreter's own threads count too: the limit stops it short of PIDS_LIMIT new threads.
     assert 10 < found["threads_started"] < PIDS_LIMIT, found["threads_started"]
     assert our_containers(engine) == []
