@@ -183,6 +183,12 @@ def find_image(client, name: str):
         return None
 
 
+def manifest_label(manifest: AdapterManifest) -> str:
+    """The manifest as the image's label carries it (JSON): only the fields adapter.yaml set, so
+    that defaults read back as defaults (``resources`` unset means the reference host)."""
+    return json.dumps(manifest.model_dump(mode="json", exclude_unset=True), sort_keys=True)
+
+
 def manifest_of(image, name: str) -> AdapterManifest:
     """The adapter manifest an image carries in its label.
 
@@ -240,7 +246,7 @@ def ensure_image(client, folder: Path, manifest: AdapterManifest, tag: str = "la
             why = "absent" if image is None else "forced" if force else "its inputs changed"
             log(f"building image {name} ({why}; inputs {digest[:12]})")
         started = time.monotonic()
-        labels = {INPUTS_LABEL: digest, MANIFEST_LABEL: json.dumps(manifest.model_dump(mode="json"), sort_keys=True)}
+        labels = {INPUTS_LABEL: digest, MANIFEST_LABEL: manifest_label(manifest)}
         new, wheelhouse = _build(client, files, name, labels, log)
         if image is not None and image.id != new.id:
             _remove_if_dangling(client, image.id)
@@ -337,4 +343,4 @@ def _wheelhouse(context: Path, name: str, log) -> None:
 
 
 __all__ = ["AdapterImage", "DockerUnavailable", "ImageBuildError", "connect", "context_files", "ensure_image",
-           "existing_image", "find_image", "image_name", "inputs_hash", "manifest_of"]
+           "existing_image", "find_image", "image_name", "inputs_hash", "manifest_label", "manifest_of"]

@@ -33,6 +33,7 @@ from conformance.backend.docker_adapter import (
 )
 from conformance.backend.images import (
     INPUTS_LABEL,
+    MANIFEST_LABEL,
     DockerUnavailable,
     ImageBuildError,
     connect,
@@ -40,6 +41,8 @@ from conformance.backend.images import (
     ensure_image,
     image_name,
     inputs_hash,
+    manifest_label,
+    manifest_of,
 )
 from conformance.backend.manifest import AdapterManifest, load_manifest
 from conformance.backend.process import AdapterStartError
@@ -116,6 +119,21 @@ def test_the_network_opens_only_when_adapter_yaml_asks():
     assert {name for name, (mode, _) in modes.items() if mode == "outbound"} == {"zep", "honcho", "letta", "graphiti"}
     assert modes["mem0"] == ("none", ["DRIFT_MEM0_INFER"])
     assert modes["reference-compressor"] == ("none", ["DRIFT_REFERENCE_LLM_MODEL"])
+
+
+def test_an_image_label_keeps_what_adapter_yaml_left_unsaid():
+    """An image run without its folder reads its manifest from the label: a field adapter.yaml
+    did not set must stay unset there, or ``resources`` would override the reference host."""
+    class Image:
+        def __init__(self, manifest):
+            self.attrs = {"Config": {"Labels": {MANIFEST_LABEL: manifest_label(manifest)}}}
+
+    silent = AdapterManifest(name="x", description="x")
+    assert requested_limits(manifest_of(Image(silent), "x"))[:2] == (REFERENCE_CPUS, REFERENCE_MEMORY_GB)
+    assert network_mode(manifest_of(Image(silent), "x"), {})[1] == "default (adapter.yaml names no network)"
+    declared = AdapterManifest(name="x", description="x", resources={"cpus": 0.5, "memory_gb": 1}, network="outbound")
+    assert requested_limits(manifest_of(Image(declared), "x"))[:2] == (0.5, 1)
+    assert network_mode(manifest_of(Image(declared), "x"), {})[0] == "outbound"
 
 
 def test_a_container_never_runs_as_root():
