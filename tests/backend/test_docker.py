@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -25,6 +26,7 @@ from conformance.backend.docker_adapter import (
     REFERENCE_CPUS,
     REFERENCE_MEMORY_GB,
     RUNNER_LABEL,
+    SOCKET_PREFIX,
     clamp_limits,
     container_user,
     network_mode,
@@ -497,10 +499,14 @@ def test_containers_of_a_killed_runner_are_swept(engine, crashy):
     container = engine.containers.create(image_name("drift-test-crashy"), labels=labels)
     alive = engine.containers.create(image_name("drift-test-crashy"),
                                      labels={RUNNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"})
+    stale_socket = Path(tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{dead.pid}-"))
+    live_socket = Path(tempfile.mkdtemp(prefix=f"{SOCKET_PREFIX}{os.getpid()}-"))
     try:
         assert sweep_orphans(engine) >= 1
         assert [c.id for c in our_containers(engine)] == [alive.id], "swept a live runner's container"
+        assert not stale_socket.exists() and live_socket.is_dir(), "socket folders: the dead runner's stay or ours went"
     finally:
+        shutil.rmtree(live_socket, ignore_errors=True)
         for c in (container, alive):
             try:
                 c.remove(force=True)
