@@ -295,7 +295,10 @@ def test_an_adapter_in_a_container_answers_exactly_as_in_process_mode(engine, im
             == process_doc["systems"][adapter]["metrics"]["accuracy"]["value"])
     isolation = docker_doc["receipt"]["isolation"][adapter]
     assert isolation["mode"] == "docker" and isolation["image"] == f"drift-adapter-{adapter}:latest"
-    assert isolation["image_id"] == images[adapter][0].image_id
+    # By its inputs, not its id: another checkout on the same engine may have rebuilt the tag in
+    # between, and then the run rebuilds it from these inputs.
+    assert isolation["inputs_sha256"] == images[adapter][0].inputs_sha256 == inputs_hash(
+        context_files(adapters_dir() / adapter))
     assert isolation["limits"]["cpus"] == cpus and isolation["limits"]["memory_gb"] == memory_gb
     assert isolation["bind"].startswith("unix:/") and isolation["network"]["mode"] == "none"
     assert [m["target"] for m in isolation["mounts"]] == ["/run/drift"], "only the socket folder is mounted"
