@@ -72,6 +72,9 @@ __all__ = ["import_locomo", "format_report", "PROBE_TYPES", "ISSUE_KINDS", "pars
 SOURCE = "locomo"
 PROBE_TYPES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
 ABSTENTION_CATEGORY = 5
+TURN_KEYS = frozenset({"speaker", "dia_id", "text", "blip_caption"})
+"""Turn fields the fixture carries (the caption appended to the text); others are dropped."""
+RECORD_KEYS = frozenset({"sample_id", "conversation", "qa"})
 ISSUE_KINDS = (
     "malformed_evidence", "dangling_evidence", "surplus_date_keys", "unparseable_dates",
     "integer_answers", "missing_answers", "duplicate_message_ids", "order_changes",
@@ -92,9 +95,28 @@ NOTES = [
     "turns 30 s apart from the session start; probes asked 1 day after the last session starts",
     "categories: 1 multi_hop, 2 temporal, 3 open_domain, 4 single_hop, 5 adversarial (abstention, "
     "gold 'unknown'; adversarial_answer never accepted; a dataset 'answer' on it is accepted)",
+    "records' event_summary, observation and session_summary are the dataset authors' annotations of the "
+    "conversation, not part of it: never imported",
     "evidence entries with several ids are split; zero-padded ids (D30:05) are normalised to "
     "D30:5 and kept when they name a turn; malformed and dangling ids are dropped; all are listed",
 ]
+
+KEPT_NOTE = ("kept: turns' speaker, dia_id, text and blip_caption (appended to the text); records' sample_id, "
+             "conversation, qa")
+
+
+def dropped_fields_note(dropped: dict[str, int], kept: str) -> str:
+    """The report note naming every source field no fixture carries, with how many items
+    had it (``dropped``: ``"<level> <field>"`` -> count), then what is ``kept``."""
+    if not dropped:
+        return f"fields dropped: none; {kept}"
+    levels: dict[str, list[str]] = {}
+    for key, n in sorted(dropped.items()):
+        level, field = key.split(" ", 1)
+        levels.setdefault(level, []).append(f"{field} ({n:,})")
+    return ("fields dropped (in no fixture; an answer found only there is listed as answers_in_dropped_fields): "
+            + "; ".join(f"{level}s' " + ", ".join(fields) for level, fields in levels.items()) + f"; {kept}")
+
 
 # At most 9 digits: a longer session or turn number is no LoCoMo key (and keeps ids short).
 _SESSION_KEY = re.compile(r"session_(\d{1,9})(_date_time)?")
@@ -174,8 +196,14 @@ class _Conversation:
     """Converts one LoCoMo record; problems go to the shared ``issues`` lists."""
 
     def __init__(self, record: dict, scenario_id: str, issues: dict[str, list[ImportIssue]],
-                 counts: dict[str, int]):
+                 counts: dict[str, int], dropped_fields: dict[str, int]):
         self.record, self.sid, self.issues, self.counts = record, scenario_id, issues, counts
+        self.dropped_fields = dropped_fields  # "<level> <field>" -> how many items lost it
+        self.dropped: dict[str, dict[str, str]] = {}  # message id -> {field: text} not in the fixture
+        self.cited: dict[str, int] = {}  # probe id -> evidence entries the source gives
+        for key in record:
+            if key not in RECORD_KEYS:
+                dropped_fields[f"record {key}"] = dropped_fields.get(f"record {key}", 0) + 1
         self.conv: dict = record["conversation"]
         self.entity_ids: set[str] = {OBSERVER}
         self.entities: list[EntityRef] = []
@@ -289,6 +317,11 @@ class _Conversation:
             used.add(message_id)
             self.evidence_index.setdefault(_canonical(dia) or dia, message_id)
             text = turn["text"]
+            lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
+            for key in lost:
+                self.dropped_fields[f"turn {key}"] = self.dropped_fields.get(f"turn {key}", 0) + 1
+            if lost:
+                self.dropped[message_id] = lost
             caption = turn.get("blip_caption")
             if isinstance(caption, str) and caption.strip():
                 text += f" [shares an image: {caption.strip()}]"
@@ -351,6 +384,7 @@ class _Conversation:
 
     def _evidence(self, qa: dict, where: str, probe_id: str) -> list[str]:
         entries = qa.get("evidence", [])
+        self.cited[probe_id] = len(entries) if isinstance(entries, list) else 1
         if not isinstance(entries, list):
             self.issue("malformed_evidence", f"{where}.evidence", "evidence is not a list",
                        "read as a one-entry list" if isinstance(entries, str) else "no evidence kept",
@@ -476,6 +510,7 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
         raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
                                 f"got {type(data).__name__}")
     issues: dict[str, list[ImportIssue]] = {kind: [] for kind in (*ISSUE_KINDS, *QUALITY_KINDS)}
+    dropped_fields: dict[str, int] = {}
     counts = dict.fromkeys(("scenarios", "sessions", "messages", "probes", "image_turns", "evidence_ids",
                             "abstention_probes", "adversarial_answers_withheld",
                             "adversarial_items_with_answer"), 0)
@@ -491,7 +526,7 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
                 raw=_raw(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record else None))
             if problem.startswith("skipped:"):
                 continue
-        convert = _Conversation(record, sid, issues, counts)
+        convert = _Conversation(record, sid, issues, counts, dropped_fields)
         sessions = convert.sessions()
         if not sessions:
             convert.issue("malformed_records", "conversation", "conversation has no sessions", "skipped")
@@ -507,9 +542,10 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
             lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
                                         horizon=horizon_for(len(sessions)), probes=probes))
         write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
-        # Doubtful gold (shared checks): answers in no evidence turn, garbled answers.
+        # Doubtful gold (the shared checks). LoCoMo gives no question dates: asked_at is ours.
         where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
-        for kind, found in gold_quality(sid, sessions, gold_probes, where).items():
+        for kind, found in gold_quality(sid, sessions, gold_probes, where, questions=probes, question_dates=False,
+                                        dropped=convert.dropped, cited=convert.cited).items():
             issues[kind].extend(found)
         write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
         scenario_ids.append(sid)
@@ -523,6 +559,6 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
             by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
     report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
                           scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues,
-                          notes=NOTES)
+                          notes=[*NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)])
     write_report(out_dir / REPORT_FILE, report)
     return report

@@ -89,6 +89,7 @@ from conformance.importers.locomo import (
     EARLIEST,
     LATEST,
     MAX_DATE_TEXT,
+    dropped_fields_note,
     horizon_for,
     parse_session_time,
     rfc3339,
@@ -120,6 +121,13 @@ ISSUE_KINDS = (
     "date_keys_without_sessions", "duplicate_session_ids", "dangling_evidence", "session_level_evidence",
     "unused_has_answer", "integer_answers", "missing_answers", *QUALITY_KINDS,
 )
+TURN_KEYS = frozenset({"role", "content", "has_answer"})
+"""Turn fields the importer reads; any other is dropped (named in the notes)."""
+INSTANCE_KEYS = frozenset({"question_id", "question_type", "question", "answer", "question_date",
+                           "haystack_session_ids", "haystack_dates", "haystack_sessions", "answer_session_ids"})
+KEPT_NOTE = ("kept: turns' role, content and has_answer (as evidence); instances' question_id, question_type, "
+             "question, answer, question_date, haystack_session_ids, haystack_dates, haystack_sessions, "
+             "answer_session_ids")
 COUNT_KEYS = (
     "scenarios", "sessions", "messages", "probes", "abstention_probes", "evidence_ids", "answer_sessions",
     "answer_sessions_turn_level", "answer_sessions_session_level", "abstention_explanations_withheld",
@@ -370,9 +378,14 @@ class _Instance:
     """Converts one LongMemEval instance; problems go to the shared ``issues`` lists."""
 
     def __init__(self, record: dict, position: int, scenario_id: str, issues: dict[str, list[ImportIssue]],
-                 counts: dict[str, int]):
+                 counts: dict[str, int], dropped_fields: dict[str, int] | None = None):
         self.record, self.at, self.sid = record, f"[{position}]", scenario_id
         self.issues, self.counts = issues, counts
+        self.dropped_fields = {} if dropped_fields is None else dropped_fields
+        self.dropped: dict[str, dict[str, str]] = {}  # message id -> {field: text} not in the fixture
+        for key in record:
+            if key not in INSTANCE_KEYS:
+                self._lost(f"instance {key}")
         self.listed: dict[str, int] = {}
         self.unlisted: dict[str, int] = {}
 
@@ -385,6 +398,9 @@ class _Instance:
         self.issues[kind].append(ImportIssue(
             scenario_id=self.sid, location=f"{self.at}{location}", item_id=item_id,
             raw=None if raw is None else _raw(raw), reason=reason, resolution=resolution))
+
+    def _lost(self, key: str) -> None:
+        self.dropped_fields[key] = self.dropped_fields.get(key, 0) + 1
 
     def close(self) -> None:
         """Add one summary issue per kind that hit :data:`MAX_ISSUES_LISTED`."""
@@ -492,6 +508,11 @@ class _Instance:
                 text = text[:MAX_MESSAGE_TEXT_CHARS]
             message = Message(message_id=message_id, author=role, role=role, text=text,
                               timestamp=rfc3339(start + TURN_STEP * j), scope="shared")
+            lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
+            for key in lost:
+                self._lost(f"turn {key}")
+            if lost:
+                self.dropped[message_id] = lost
             # An upper bound first (a character is at most 6 bytes of JSON, the other fields
             # under 512); exact sizes only once that bound nears the fixture line limit.
             size += _json_size(message) if exact else len(text) * 6 + 512
@@ -736,6 +757,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
     by_type: dict[str, int] = {}
     scenario_ids: list[str] = []
     used_ids: set[str] = set()
+    dropped_fields: dict[str, int] = {}
     with open(path, "rb") as handle:
         reader = _Reader(handle)
         events = ijson.basic_parse(reader, use_float=True, buf_size=READ_SIZE)
@@ -754,7 +776,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
                     record = next(stream)
                 except StopIteration:
                     break
-                _convert(record, position, used_ids, issues, counts, by_type, scenario_ids, out_dir)
+                _convert(record, position, used_ids, issues, counts, by_type, scenario_ids, out_dir, dropped_fields)
                 del record  # before the next instance is built
             position = _AFTER_ARRAY
             for _ in events:  # text after the array is an error (raised here)
@@ -764,7 +786,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
         except (ijson.JSONError, UnicodeDecodeError, _TooLong) as exc:
             raise _format_error(path, reader, position, len(scenario_ids), exc) from None
         sha, size = reader.finish()
-    notes = [_variant(path.name), *NOTES]
+    notes = [_variant(path.name), *NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)]
     report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
                           scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues, notes=notes)
     write_report(out_dir / REPORT_FILE, report)
@@ -772,7 +794,8 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
 
 
 def _convert(record: object, position: int, used_ids: set[str], issues: dict[str, list[ImportIssue]],
-             counts: dict[str, int], by_type: dict[str, int], scenario_ids: list[str], out_dir: Path) -> None:
+             counts: dict[str, int], by_type: dict[str, int], scenario_ids: list[str], out_dir: Path,
+             dropped_fields: dict[str, int]) -> None:
     """Convert and write one instance (or list why not)."""
     sid, problem = _scenario_id(record, position, used_ids)
     if isinstance(record, _Skipped) or not isinstance(record, dict):
@@ -781,7 +804,7 @@ def _convert(record: object, position: int, used_ids: set[str], issues: dict[str
                                                        resolution="instance skipped"))
         counts["skipped_instances"] += 1
         return
-    instance = _Instance(record, position, sid, issues, counts)
+    instance = _Instance(record, position, sid, issues, counts, dropped_fields)
     if problem:
         instance.issue("malformed_records", ".question_id", problem, f"scenario id {sid}",
                        raw=record.get("question_id"))
@@ -792,7 +815,11 @@ def _convert(record: object, position: int, used_ids: set[str], issues: dict[str
         return
     lines, gold = converted
     sessions = [line for line in lines if isinstance(line, SessionLine)]
-    quality = gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes})
+    asked = [p for line in lines if isinstance(line, CheckpointLine) for p in line.probes]
+    answer_ids = record.get("answer_session_ids")
+    cited = {p.probe_id: len(answer_ids) if isinstance(answer_ids, list) else 0 for p in gold.probes}
+    quality = gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes},
+                           questions=asked, dropped=instance.dropped, cited=cited)
     for kind, found in quality.items():
         issues[kind].extend(found)
     instance.close()
