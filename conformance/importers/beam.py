@@ -925,12 +925,15 @@ class _Conversation:
         return probes, gold, location_of
 
 
-def _quality(sid: str, sessions: list[SessionLine], gold: list[GoldProbe],
-             location_of: dict[str, str]) -> dict[str, list[ImportIssue]]:
-    """:func:`gold_quality`, less what a rubric cannot pass by design (module docstring)."""
-    found = gold_quality(sid, sessions, gold, location_of)
+def _quality(sid: str, sessions: list[SessionLine], gold: list[GoldProbe], location_of: dict[str, str],
+             probes: list[Probe]) -> dict[str, list[ImportIssue]]:
+    """:func:`gold_quality`, less what a rubric cannot pass by design (module docstring).
+    BEAM gives no question dates: ``asked_at`` is the importer's."""
+    found = gold_quality(sid, sessions, gold, location_of, questions=probes, question_dates=False)
     rubric = {g.probe_id: g for g in gold if g.subtype == RUBRIC_SUBTYPE}
-    found["answer_not_in_evidence"] = [i for i in found["answer_not_in_evidence"] if i.item_id not in rubric]
+    for kind in found:
+        if kind != "garbled_answers":
+            found[kind] = [i for i in found[kind] if i.item_id not in rubric]
     found["garbled_answers"] = [
         i for i in found["garbled_answers"]
         if i.item_id not in rubric or garbled_reason(rubric[i.item_id].answer[:MAX_ANSWER_CHARS]) is not None]
@@ -1012,7 +1015,7 @@ def import_beam(path: Path, out_dir: Path) -> ImportReport:
                                         probes=probes))
         write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
         write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
-        for kind, found in _quality(sid, sessions, gold_probes, location_of).items():
+        for kind, found in _quality(sid, sessions, gold_probes, location_of, probes).items():
             issues[kind].extend(found)
         scenario_ids.append(sid)
         counts["scenarios"] += 1

@@ -878,10 +878,10 @@ def import_guide(path: Path | str, out_dir: Path | str) -> ImportReport:
                 continue
             write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", converted.lines)
             write_gold(out_dir / "gold" / f"{sid}.json", converted.gold)
-            choice_ids = [probe.probe_id for line_ in converted.lines if isinstance(line_, CheckpointLine)
-                          for probe in line_.probes if probe.choices]
+            asked = [probe for line_ in converted.lines if isinstance(line_, CheckpointLine) for probe in line_.probes]
+            choice_ids = [probe.probe_id for probe in asked if probe.choices]
             for kind_name, found in gold_quality(sid, converted.sessions, converted.gold.probes,
-                                                 converted.location_of, choice_ids).items():
+                                                 converted.location_of, choice_ids, questions=asked).items():
                 issues[kind_name].extend(found)
             scenario_ids.append(sid)
             probes = converted.gold.probes

@@ -15,8 +15,9 @@ it never guesses). All dates are calendar dates (UTC); a span is inclusive.
   calendar month give or take one; "last year" / "a year ago" the calendar year before;
   "N years ago" that year give or take one; "last <weekday>" / "this past <weekday>" the
   latest such day before; "this week", "this month", "this year" the period itself;
-  "next week", "next month", "next year", "tomorrow" the period after; a stated year ("in
-  2022", "since 2016") and a stated month and year ("in May 2022") themselves.
+  "next week", "next month", "next year", "tomorrow", "the day after tomorrow" the period
+  after; a stated year ("in 2022", "since 2016"), a stated month and year ("in May 2022")
+  and a month and day ("July 20", the nearest such day to the session) themselves.
 * :func:`answer_span`: a date an answer states: "7 May 2023", "May 7, 2023", "May 2023",
   "2022", or one anchored on a date ("the week before 9 June 2023", "the Friday before 15
   July 2023", "two weekends before ...", "the week of ...", "last week of May 2023").
@@ -51,6 +52,9 @@ _WEEKDAY = "|".join(sorted(WEEKDAYS, key=len, reverse=True))
 _N = r"\d{1,3}|a couple of|couple of|" + "|".join(sorted(NUMBERS, key=len, reverse=True))
 _YEAR = r"(?:19|20)\d\d"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+# A month and day without a year ("July 20"): not "may" and "march", which are verbs too.
+_DAY_MONTH = "|".join(sorted((m for m in MONTHS if m not in ("may", "march", "mar")), key=len, reverse=True))
+FUTURE = ("tomorrow", "next", "in the coming")
 
 
 def _number(text: str) -> int:
@@ -84,30 +88,38 @@ def _clean(text: str) -> str:
 _RELATIVE = re.compile(
     r"\b(?:(?P<today>today|tonight|this morning|this afternoon|this evening)"
     r"|(?P<yesterday>the day before yesterday|yesterday|last night)"
-    r"|(?P<tomorrow>tomorrow)"
+    r"|(?P<tomorrow>the day after tomorrow|tomorrow)"
     r"|(?P<few>a few days ago|few days ago|the other day)"
     r"|(?P<n>" + _N + r") (?P<unit>days?|weeks?|weekends?|months?|years?) ago"
     r"|(?:(?P<lastw>last|past|previous) (?P<period>week|weekend|month|year)|a (?P<ago>week|month|year) ago"
     r"|over the weekend)"
     r"|(?P<this>this|next) (?P<tperiod>week|weekend|month|year)"
     r"|(?:last|this past|past) (?P<wday>" + _WEEKDAY + r")\b"
+    r"|(?P<fd_d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<fd_m>" + _MONTH + r")\.?,? (?P<fd_y>" + _YEAR + r")"
+    r"|(?P<fd_m2>" + _MONTH + r")\.? (?P<fd_d2>\d{1,2})(?:st|nd|rd|th)?,? (?P<fd_y2>" + _YEAR + r")"
     r"|(?P<mname>" + _MONTH + r")\.? (?:of )?(?P<myear>" + _YEAR + r")"
+    r"|(?P<md_m>" + _DAY_MONTH + r") (?P<md_d>\d{1,2})(?:st|nd|rd|th)?(?! ?,? ?\d)"
+    r"|(?P<dm_d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<dm_m>" + _DAY_MONTH + r")(?! ?,? ?\d)"
     r"|(?:in|since|during|back in|of) (?P<year>" + _YEAR + r"))\b")
 
 
-def message_spans(text: str, day: date) -> list[Span]:
+def message_spans(text: str, day: date, past: bool = False) -> list[Span]:
     """Every time expression of ``text`` (module docstring) resolved against ``day``, the
-    date of its session, in the order they occur. [] when it holds none."""
+    date of its session, in the order they occur; with ``past``, only those that point
+    back or at the day itself (no "tomorrow", "next month"). [] when it holds none."""
     out: list[Span] = []
     for m in _RELATIVE.finditer(_clean(text)):
         g = m.groupdict()
+        if past and (g["tomorrow"] or g["this"] == "next"):
+            continue
         if g["today"]:
             out.append((day, day, None))
         elif g["yesterday"]:
             back = 2 if g["yesterday"].startswith("the day") else 1
             out.append((day - timedelta(days=back), day - timedelta(days=back), None))
         elif g["tomorrow"]:
-            out.append((day + timedelta(days=1), day + timedelta(days=1), None))
+            ahead = 2 if g["tomorrow"].startswith("the day") else 1
+            out.append((day + timedelta(days=ahead), day + timedelta(days=ahead), None))
         elif g["few"]:
             out.append((day - timedelta(days=7), day - timedelta(days=2), None))
         elif g["n"]:
@@ -145,10 +157,25 @@ def message_spans(text: str, day: date) -> list[Span]:
             weekday = WEEKDAYS[g["wday"]]
             when = _last_weekday(day, weekday)
             out.append((when, when, weekday))
+        elif g["fd_m"] or g["fd_m2"]:
+            try:
+                when = date(int(g["fd_y"] or g["fd_y2"]), MONTHS[g["fd_m"] or g["fd_m2"]], int(g["fd_d"] or g["fd_d2"]))
+            except ValueError:
+                continue
+            out.append((when, when, None))
         elif g["mname"]:
             out.append((*_month_span(int(g["myear"]), MONTHS[g["mname"]]), None))
         elif g["year"]:
             out.append((*_year_span(int(g["year"])), None))
+        elif g["md_m"] or g["dm_m"]:
+            try:
+                # The nearest such day to the session: "July 20" said on 9 July is 20 July.
+                named = [date(day.year + k, MONTHS[g["md_m"] or g["dm_m"]], int(g["md_d"] or g["dm_d"]))
+                         for k in (-1, 0, 1)]
+            except ValueError:
+                continue
+            when = min(named, key=lambda d: abs((d - day).days))
+            out.append((when, when, None))
     return out
 
 
@@ -246,7 +273,7 @@ def question_spans(question: str, asked: date | None) -> list[AnswerDate]:
         out.append(stated)
     if asked is not None:
         for m in _QUESTION_RELATIVE.finditer(_clean(question)):
-            for first, last, weekday in message_spans(m.group(0), asked):
+            for first, last, weekday in message_spans(m.group(0), asked, past=True):
                 out.append(AnswerDate((first, last), m.group(0), weekday, asked))
     return out
 

@@ -469,15 +469,17 @@ def known_bad_metrics(records: list[dict], gold: dict, bad_ids: set, sessions_of
 
 
 def import_flags(fixtures_dir: Path) -> dict[str, set[str]]:
-    """Probe ids an ``import-report.json`` beside the fixture folder flags as doubtful gold."""
+    """Probe ids an ``import-report.json`` beside the fixture folder flags as doubtful gold,
+    per issue kind the oracle ceiling splits wrong answers by (``FLAGGED_KINDS``)."""
     import json
+
+    from conformance.scoring.ceiling import FLAGGED_KINDS
 
     path = Path(fixtures_dir).parent / "import-report.json"
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
         issues = report.get("issues", {})
-        return {kind: {i["item_id"] for i in issues.get(kind, []) if i.get("item_id")}
-                for kind in ("answer_not_in_evidence", "garbled_answers")}
+        return {kind: {i["item_id"] for i in issues.get(kind, []) if i.get("item_id")} for kind in FLAGGED_KINDS}
     except (OSError, ValueError, AttributeError, TypeError, KeyError):
         return {}
 

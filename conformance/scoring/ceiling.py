@@ -3,9 +3,12 @@
 The oracle control hands the reader exactly the gold evidence, so its scores are the
 ceiling of the retrieval-and-answer pipeline on a dataset. Below 1 it says something about
 the dataset or the settings, never about a memory system: evidence longer than k or than
-the token budget, probes without evidence, gold answers no evidence turn contains, answers
-the importer flagged as garbled, or an answer model that fails even with the evidence.
-:func:`oracle_ceiling` counts each cause per dataset (the fixture header's ``source``).
+the token budget, probes without evidence, gold the import report flags (:data:`FLAGGED_KINDS`:
+answers no evidence turn contains, garbled answers, stale knowledge-update answers, dates the
+session dates contradict, answers found only in a dropped source field), or an answer model
+that fails even with the evidence. :func:`oracle_ceiling` counts each cause per dataset (the
+fixture header's ``source``). Probes without evidence are counted from gold itself (the
+report's ``empty_evidence`` lists the same probes).
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from collections.abc import Mapping, Sequence
 
 from conformance.scoring.rows import ProbeRow
 
-__all__ = ["oracle_ceiling"]
+__all__ = ["oracle_ceiling", "FLAGGED_KINDS"]
+
+_CAUSES = {
+    "answer_not_in_evidence": "have a gold answer the import report found in no evidence turn",
+    "garbled_answers": "have a gold answer the import report flags as garbled",
+    "stale_answers": "have a gold answer a later session of the same speaker contradicts (stale)",
+    "date_contradictions": "have a gold date or length the session dates contradict",
+    "answers_in_dropped_fields": "have a gold answer found only in a source field the importer dropped",
+}
+FLAGGED_KINDS = tuple(_CAUSES)
+"""Import-report issue kinds that explain a wrong oracle answer, in the order reported."""
 
 
 def _mean(values: list) -> float | None:
@@ -31,8 +44,8 @@ def oracle_ceiling(rows: Sequence[ProbeRow], gold: Mapping, source_of: Mapping[s
 
     ``rows``: the oracle's probe rows (first replicate);
     ``gold``: scenario id -> GoldFile; ``source_of``: scenario id -> dataset name;
-    ``flagged``: issue kind -> probe ids the import report lists (``answer_not_in_evidence``,
-    ``garbled_answers``), when the corpus came with one.
+    ``flagged``: issue kind -> probe ids the import report lists (:data:`FLAGGED_KINDS`),
+    when the corpus came with one. A wrong answer flagged under several kinds counts under each.
     """
     flagged = flagged or {}
     probes = {(sid, p.probe_id): p for sid, g in gold.items() for p in g.probes}
@@ -41,7 +54,8 @@ def oracle_ceiling(rows: Sequence[ProbeRow], gold: Mapping, source_of: Mapping[s
         groups[source_of.get(row.scenario_id, "unknown")].append(row)
     out = {}
     for source, group in sorted(groups.items()):
-        no_evidence = over_k = starved = wrong = not_in_evidence = garbled = 0
+        no_evidence = over_k = starved = wrong = 0
+        causes_of = dict.fromkeys(FLAGGED_KINDS, 0)
         for row in group:
             probe = probes.get((row.scenario_id, row.probe_id))
             if probe is None:
@@ -54,10 +68,8 @@ def oracle_ceiling(rows: Sequence[ProbeRow], gold: Mapping, source_of: Mapping[s
                 starved += 1
             if row.correct is False and not row.infra_failed:
                 wrong += 1
-                if row.probe_id in flagged.get("answer_not_in_evidence", set()):
-                    not_in_evidence += 1
-                if row.probe_id in flagged.get("garbled_answers", set()):
-                    garbled += 1
+                for kind in FLAGGED_KINDS:
+                    causes_of[kind] += row.probe_id in flagged.get(kind, set())
         reasons = []
         if no_evidence:
             reasons.append(f"{no_evidence} answerable probes have no gold evidence: the oracle hands over nothing "
@@ -68,11 +80,7 @@ def oracle_ceiling(rows: Sequence[ProbeRow], gold: Mapping, source_of: Mapping[s
             reasons.append(f"{starved} probes: the evidence does not all fit the {budget_tokens}-token budget")
         if wrong:
             text = f"{wrong} oracle answers are wrong even with the evidence in hand"
-            causes = []
-            if not_in_evidence:
-                causes.append(f"{not_in_evidence} have a gold answer the import report found in no evidence turn")
-            if garbled:
-                causes.append(f"{garbled} have a gold answer the import report flags as garbled")
+            causes = [f"{n} {_CAUSES[kind]}" for kind, n in causes_of.items() if n]
             text += (": " + "; ".join(causes) + "; the rest are the reader's or the judge's errors" if causes
                      else ": the reader's (or answer model's and judge's) errors, or gold that is wrong")
             reasons.append(text)

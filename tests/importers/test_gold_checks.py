@@ -299,3 +299,38 @@ def test_longmemeval_empty_evidence(longmemeval):
 def test_reports_name_scenario_probe_and_gold_answer(locomo):
     issue = next(i for i in locomo.issues["stale_answers"] if i.item_id == _q(7))
     assert (issue.scenario_id, issue.location, issue.raw) == ("locomo-conv-9", "qa[7].answer", "Lisbon")
+
+
+# ---- the real LoCoMo file -------------------------------------------------------------
+
+def _datasets_dir() -> Path:
+    import os
+
+    override = os.environ.get("DRIFT_DATASETS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+
+
+REAL_LOCOMO = _datasets_dir() / "locomo" / "locomo10.json"
+REAL_SHA256 = "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
+
+
+@pytest.mark.skipif(not REAL_LOCOMO.is_file(), reason=f"LoCoMo data file not found at {REAL_LOCOMO} "
+                    "(set DRIFT_DATASETS_DIR to the folder holding locomo/locomo10.json)")
+def test_real_locomo10_counts_and_publicly_reported_items(tmp_path: Path):
+    report = import_locomo(REAL_LOCOMO, tmp_path)
+    if report.source_sha256 != REAL_SHA256:
+        pytest.skip(f"{REAL_LOCOMO} is another release (sha256 {report.source_sha256[:12]}); counts are for "
+                    f"{REAL_SHA256[:12]}")
+    # The counts the quality module's docstring gives (and the README's paragraph).
+    assert {kind: len(report.issues[kind]) for kind in QUALITY_KINDS} == {
+        "answer_not_in_evidence": 433, "garbled_answers": 38, "stale_answers": 0, "date_contradictions": 10,
+        "answers_in_dropped_fields": 3, "empty_evidence": 4}
+    # Items public bug reports name: words run together, a Sunday that its evidence calls
+    # Saturday, an October question whose evidence says "last month".
+    garbled = _flagged(report, "garbled_answers")
+    dates = _flagged(report, "date_contradictions")
+    assert "hisvideo" in garbled["locomo-conv-42-q0000"]
+    assert "Saturday" in dates["locomo-conv-26-q0005"]
+    assert "october 2023" in dates["locomo-conv-26-q0135"]
+    note = next(n for n in report.notes if n.startswith("fields dropped"))
+    assert "img_url (910)" in note and "query (888)" in note
