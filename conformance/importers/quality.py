@@ -325,18 +325,26 @@ def _stale_reason(probe: GoldProbe, question: str, asked: datetime | None, scena
         if scenario.time[s] <= scenario.time[s0] or (asked is not None and scenario.time[s] > asked):
             continue
         for later in scenario.sessions[s].messages:
-            if later.author != source.author or any(contains_phrase(later.text, ok)
-                                                    for ok in (probe.answer, *probe.accepted)):
+            # Both rules need a question word; a substring test is cheap and misses none.
+            lower = later.text.casefold()
+            if later.author != source.author or not any(w in lower for w in question_words):
                 continue
             tokens = normalize_answer(later.text).split()
+            if any(_has_run(tokens, normalize_answer(ok).split()) for ok in (probe.answer, *probe.accepted)):
+                continue
             said = _new_number(tokens, numbers, question_words, answer_tokens) if numbers else None
-            if not said and cue and set(question_words) & set(tokens):
+            if not said and cue:
                 said = _after_cue(tokens, cue, answer_tokens)
             if said:
                 return (f"{later.message_id} ({scenario.day[s].isoformat()}), a later session of the same speaker, "
                         f"says {said!r}: \"{_excerpt(later.text)}\"; the gold answer comes from "
                         f"{source.message_id} ({scenario.day[s0].isoformat()})")
     return None
+
+
+def _has_run(tokens: list[str], run: list[str]) -> bool:
+    n = len(run)
+    return n > 0 and any(tokens[i:i + n] == run for i in range(len(tokens) - n + 1))
 
 
 def _cue(tokens: list[str], answer: list[str]) -> list[str] | None:
