@@ -21,6 +21,11 @@ Decisions (also written into the report's ``notes``):
   split. Zero-padded numbers ("D30:05") are normalised ("D30:5") and kept when they then
   name a turn; they are listed as malformed either way. Other malformed ids ("D",
   "D:11:26") and ids naming no turn are dropped from gold and listed in the report.
+* A turn keeps its speaker, ``dia_id`` and text, with ``blip_caption`` appended
+  ("[shares an image: ...]"); its ``img_url``, ``query`` and any other field are dropped,
+  and so are a record's ``event_summary``, ``observation`` and ``session_summary`` (the
+  dataset authors' annotations). A note names every dropped field with how many items had
+  it; an answer found only there is listed (``answers_in_dropped_fields``).
 """
 
 from __future__ import annotations

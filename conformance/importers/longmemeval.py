@@ -45,6 +45,9 @@ Decisions (also written into the report's ``notes``):
   ``uncategorised`` (listed).
 * Session tiers stay empty: filler sessions of ``_s``/``_m`` hold real user facts too, so
   calling them noise would punish a memory for keeping them.
+* A turn field other than ``role``, ``content`` and ``has_answer``, and an instance field
+  the format does not define, is dropped; a note names each with how many items had it,
+  and an answer found only there is listed (``answers_in_dropped_fields``).
 
 Bad instances, sessions or turns never raise: each becomes an issue (at most
 :data:`MAX_ISSUES_LISTED` per kind and instance, then one summary issue). Only a file that

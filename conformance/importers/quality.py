@@ -333,7 +333,7 @@ def _stale_reason(probe: GoldProbe, question: str, asked: datetime | None, scena
             if any(_has_run(tokens, normalize_answer(ok).split()) for ok in (probe.answer, *probe.accepted)):
                 continue
             said = _new_number(tokens, numbers, question_words, answer_tokens) if numbers else None
-            if not said and cue:
+            if not said and cue and set(question_words) & set(tokens):
                 said = _after_cue(tokens, cue, answer_tokens)
             if said:
                 return (f"{later.message_id} ({scenario.day[s].isoformat()}), a later session of the same speaker, "
@@ -392,7 +392,7 @@ def _stated(texts: list[str], fragment: str) -> bool:
     for word, n in temporal.NUMBERS.items():
         if len(word) > 2:
             variants |= {re.sub(rf"\b{n}\b", word, fragment), re.sub(rf"\b{word}\b", str(n), fragment)}
-    cleaned = [temporal._date_text(t) for t in texts]
+    cleaned = [temporal.date_text(t) for t in texts]
     return any(contains_phrase(t, v) for t in cleaned for v in variants if v)
 
 
@@ -479,7 +479,7 @@ def _anchored(said: temporal.AnswerDate, events, days: list[date]) -> str | None
 def _duration(answer: str, length: tuple[int, int], texts: list[str], events, evidence, scenario: _Scenario,
               asked: datetime | None) -> str | None:
     days, unit = length
-    head = " ".join(temporal._date_text(answer).split()[:2])
+    head = " ".join(temporal.date_text(answer).split()[:2])
     if _stated(texts, head) or _stated(texts, head.split()[0] + " " + {1: "days", 7: "weeks", 30: "months",
                                                                         365: "years"}[unit]):
         return None

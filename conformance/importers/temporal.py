@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 __all__ = ["Span", "AnswerDate", "message_spans", "answer_span", "question_spans", "duration_days",
-           "MONTHS", "WEEKDAY_NAMES", "overlaps", "fmt"]
+           "MONTHS", "WEEKDAY_NAMES", "NUMBERS", "overlaps", "fmt", "date_text"]
 
 Span = tuple[date, date, int | None]
 """(first day, last day, weekday named or None); Monday is 0."""
@@ -112,71 +112,73 @@ def message_spans(text: str, day: date, past: bool = False) -> list[Span]:
         g = m.groupdict()
         if past and (g["tomorrow"] or g["this"] == "next"):
             continue
-        if g["today"]:
-            out.append((day, day, None))
-        elif g["yesterday"]:
-            back = 2 if g["yesterday"].startswith("the day") else 1
-            out.append((day - timedelta(days=back), day - timedelta(days=back), None))
-        elif g["tomorrow"]:
-            ahead = 2 if g["tomorrow"].startswith("the day") else 1
-            out.append((day + timedelta(days=ahead), day + timedelta(days=ahead), None))
-        elif g["few"]:
-            out.append((day - timedelta(days=7), day - timedelta(days=2), None))
-        elif g["n"]:
-            n, unit = _number(g["n"]), g["unit"].rstrip("s")
-            if unit == "day":
-                out.append((day - timedelta(days=n), day - timedelta(days=n), None))
-            elif unit in ("week", "weekend"):
-                out.append((day - timedelta(days=7 * n + 6), day - timedelta(days=max(7 * n - 6, 1)), None))
-            elif unit == "month":
-                first, _ = _month_span(day.year, day.month - n - 1)
-                _, last = _month_span(day.year, day.month - n + 1)
-                out.append((first, last, None))
-            else:
-                out.append((date(day.year - n - 1, 1, 1), date(day.year - n + 1, 12, 31), None))
-        elif g["lastw"] or g["ago"] or m.group(0) == "over the weekend":
-            period = g["period"] or g["ago"] or "weekend"
-            if period == "week":
-                out.append((day - timedelta(days=7 if g["lastw"] == "past" else 13), day - timedelta(days=1), None))
-            elif period == "weekend":
-                out.append((day - timedelta(days=9), day - timedelta(days=1), None))
-            elif period == "month":
-                out.append((*_month_span(day.year, day.month - 1), None))
-            else:
-                out.append((*_year_span(day.year - 1), None))
-        elif g["this"]:
-            step = 0 if g["this"] == "this" else 1
-            period = g["tperiod"]
-            if period in ("week", "weekend"):
-                out.append((day + timedelta(days=1 if step else -6), day + timedelta(days=13 if step else 6), None))
-            elif period == "month":
-                out.append((*_month_span(day.year, day.month + step), None))
-            else:
-                out.append((*_year_span(day.year + step), None))
-        elif g["wday"]:
-            weekday = WEEKDAYS[g["wday"]]
-            when = _last_weekday(day, weekday)
-            out.append((when, when, weekday))
-        elif g["fd_m"] or g["fd_m2"]:
-            try:
-                when = date(int(g["fd_y"] or g["fd_y2"]), MONTHS[g["fd_m"] or g["fd_m2"]], int(g["fd_d"] or g["fd_d2"]))
-            except ValueError:
-                continue
-            out.append((when, when, None))
-        elif g["mname"]:
-            out.append((*_month_span(int(g["myear"]), MONTHS[g["mname"]]), None))
-        elif g["year"]:
-            out.append((*_year_span(int(g["year"])), None))
-        elif g["md_m"] or g["dm_m"]:
-            try:
-                # The nearest such day to the session: "July 20" said on 9 July is 20 July.
-                named = [date(day.year + k, MONTHS[g["md_m"] or g["dm_m"]], int(g["md_d"] or g["dm_d"]))
-                         for k in (-1, 0, 1)]
-            except ValueError:
-                continue
-            when = min(named, key=lambda d: abs((d - day).days))
-            out.append((when, when, None))
+        try:
+            _resolve(g, m.group(0), day, out)
+        except (ValueError, OverflowError):  # "999 years ago" near year 1000: no such date
+            continue
     return out
+
+
+def _resolve(g: dict, said: str, day: date, out: list[Span]) -> None:
+    """Append the span(s) of one matched expression (groups ``g``, text ``said``) to ``out``."""
+    if g["today"]:
+        out.append((day, day, None))
+    elif g["yesterday"]:
+        back = 2 if g["yesterday"].startswith("the day") else 1
+        out.append((day - timedelta(days=back), day - timedelta(days=back), None))
+    elif g["tomorrow"]:
+        ahead = 2 if g["tomorrow"].startswith("the day") else 1
+        out.append((day + timedelta(days=ahead), day + timedelta(days=ahead), None))
+    elif g["few"]:
+        out.append((day - timedelta(days=7), day - timedelta(days=2), None))
+    elif g["n"]:
+        n, unit = _number(g["n"]), g["unit"].rstrip("s")
+        if unit == "day":
+            out.append((day - timedelta(days=n), day - timedelta(days=n), None))
+        elif unit in ("week", "weekend"):
+            out.append((day - timedelta(days=7 * n + 6), day - timedelta(days=max(7 * n - 6, 1)), None))
+        elif unit == "month":
+            first, _ = _month_span(day.year, day.month - n - 1)
+            _, last = _month_span(day.year, day.month - n + 1)
+            out.append((first, last, None))
+        else:
+            out.append((date(day.year - n - 1, 1, 1), date(day.year - n + 1, 12, 31), None))
+    elif g["lastw"] or g["ago"] or said == "over the weekend":
+        period = g["period"] or g["ago"] or "weekend"
+        if period == "week":
+            out.append((day - timedelta(days=7 if g["lastw"] == "past" else 13), day - timedelta(days=1), None))
+        elif period == "weekend":
+            out.append((day - timedelta(days=9), day - timedelta(days=1), None))
+        elif period == "month":
+            out.append((*_month_span(day.year, day.month - 1), None))
+        else:
+            out.append((*_year_span(day.year - 1), None))
+    elif g["this"]:
+        step = 0 if g["this"] == "this" else 1
+        period = g["tperiod"]
+        if period in ("week", "weekend"):
+            out.append((day + timedelta(days=1 if step else -6), day + timedelta(days=13 if step else 6), None))
+        elif period == "month":
+            out.append((*_month_span(day.year, day.month + step), None))
+        else:
+            out.append((*_year_span(day.year + step), None))
+    elif g["wday"]:
+        weekday = WEEKDAYS[g["wday"]]
+        when = _last_weekday(day, weekday)
+        out.append((when, when, weekday))
+    elif g["fd_m"] or g["fd_m2"]:
+        when = date(int(g["fd_y"] or g["fd_y2"]), MONTHS[g["fd_m"] or g["fd_m2"]], int(g["fd_d"] or g["fd_d2"]))
+        out.append((when, when, None))
+    elif g["mname"]:
+        out.append((*_month_span(int(g["myear"]), MONTHS[g["mname"]]), None))
+    elif g["year"]:
+        out.append((*_year_span(int(g["year"])), None))
+    elif g["md_m"] or g["dm_m"]:
+        # The nearest such day to the session: "July 20" said on 9 July is 20 July.
+        named = [date(day.year + k, MONTHS[g["md_m"] or g["dm_m"]], int(g["md_d"] or g["dm_d"]))
+                 for k in (-1, 0, 1)]
+        when = min(named, key=lambda d: abs((d - day).days))
+        out.append((when, when, None))
 
 
 @dataclass(frozen=True)
@@ -200,14 +202,15 @@ _RELATION = re.compile(r"\b(?:(?P<n>" + _N + r"|few) )?(?P<unit>days?|weeks?|wee
                        r") (?P<rel>before|after|of|prior to)\s*$")
 
 
-def _date_text(text: str) -> str:
+def date_text(text: str) -> str:
+    """``text`` lower-cased without commas, periods, backticks and ordinal suffixes ("7th" -> "7")."""
     return re.sub(r"(?<=\d)(?:st|nd|rd|th)\b", "", re.sub(r"[,.`]", " ", _clean(text))).strip()
 
 
 def answer_span(text: str) -> AnswerDate | None:
     """The date ``text`` states (module docstring), or None when it states none that this
     reads. Ordinals, commas and a final period are ignored; "9June" (glued) is not read."""
-    clean = re.sub(r"\s+", " ", _date_text(text))
+    clean = re.sub(r"\s+", " ", date_text(text))
     full = _FULL_DATE.search(clean)
     if full:
         try:
@@ -288,7 +291,7 @@ def duration_days(answer: str, question: str) -> tuple[int, int] | None:
     """(days, days of its unit) of a length the answer states at its start ("4 years",
     "15 days. 16 (including the last day) is also accepted"); a bare number counts in the
     unit the question asks for ("How many weeks ..."). None when it states none."""
-    match = _DURATION.match(_date_text(answer))
+    match = _DURATION.match(date_text(answer))
     if match is None:
         return None
     asked = _HOW_MANY.search(_clean(question))

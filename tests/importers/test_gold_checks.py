@@ -13,6 +13,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.importers.locomo import import_locomo
 from conformance.importers.longmemeval import import_longmemeval
@@ -244,6 +246,22 @@ def test_time_expressions_resolve_against_the_session_date():
     assert answer_span("a cat") is None
     assert duration_days("15", "How many weeks had passed?") == (105, 7)
     assert duration_days("4 years", "How long?") == (1461, 365)
+
+
+_PIECES = ["999 years ago", "12 months ago", "last sunday", "July 20", "31 June", "29 February", "next month",
+           "the week before 9 June 2023", "in 1900", "the day after tomorrow", "9June", "a few days ago", ",", "15"]
+
+
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=12), max_size=6),
+       st.dates(min_value=date(1000, 1, 1), max_value=date(8999, 12, 31)))
+def test_date_readers_never_raise(pieces, day):
+    text = " ".join(pieces)
+    message_spans(text, day)
+    message_spans(text, day, past=True)
+    answer_span(text)
+    duration_days(text, "How many weeks?")
+    shape_reason(text)
+    run_together_reason(text, set())
 
 
 def test_locomo_date_contradictions(locomo):
