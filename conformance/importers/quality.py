@@ -6,7 +6,7 @@ blindly. The checks here need only the converted sessions, fixture probes and go
 every importer (LoCoMo, LongMemEval, the guide's JSONL cases, BEAM) shares them; checks
 that need the source file (evidence naming nothing, date keys without sessions, integer
 answers) stay in each importer. Every check is informational: the item is kept and listed.
-The counts below are on LoCoMo's ``locomo10.json`` (1,986 probes, 1,540 answerable),
+The counts below are on LoCoMo's ``locomo10.json`` (1,986 probes, 446 of them abstention),
 measured with ``drift-conformance import locomo``; a sample of each list was read by hand.
 
 * ``answer_not_in_evidence``: a non-abstention probe with evidence whose gold answer (and
@@ -22,7 +22,8 @@ measured with ``drift-conformance import locomo``; a sample of each list was rea
 * ``garbled_answers``: an answer that is empty, has no letter or digit, holds control or
   replacement characters (U+FFFD), or exceeds :data:`MAX_ANSWER_CHARS` characters; or whose
   words ran together or were cut (:func:`shape_reason`, :func:`run_together_reason`): words
-  joined by ``,`` ``;`` or ``:`` without a space ("excitement,worry"); a number glued to a
+  joined by ``,`` ``;`` or ``:`` without a space ("excitement,worry"; an acronym pair such
+  as "CS:GO" excepted, 4 LoCoMo answers name that game); a number glued to a
   month or weekday name ("9June", "21Janury"); a last word that cannot end a phrase ("the",
   "and", "of", ...); the same word twice in a row; an unbalanced bracket or double quote;
   a word that is neither English (the word list of ``symspellpy``, with its inflections) nor
@@ -124,8 +125,9 @@ def garbled_reason(answer: str) -> str | None:
 _JOINED = re.compile(r"([^\W\d_]{2,})([,;:])([^\W\d_]{2,})")
 _MONTH_OR_DAY = tuple(sorted({name[:3] for name in (*temporal.MONTHS, *temporal.WEEKDAYS)}))
 _GLUED = re.compile(r"\b\d{1,4}(?:st|nd|rd|th)?([A-Za-z]{3,})\b|\b([A-Za-z]{3,})\.?(\d{4})\b")
-_DANGLING = frozenset({"a", "an", "the", "and", "or", "but", "nor", "of", "with", "my", "your", "his", "their",
-                       "our", "its", "whose", "than"})
+_DANGLING = frozenset({"a", "an", "the", "and", "or", "but", "nor", "of", "with", "my", "your", "their", "our",
+                       "its", "whose", "than"})
+"""Words no answer ends on ("a friend of his" may end on "his", so it is not here)."""
 _REPEATED = re.compile(r"\b([^\W\d_]{2,})\s+\1\b", re.IGNORECASE)
 _REPEAT_OK = frozenset({"had", "that", "is"})
 
