@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import venv
 from contextlib import contextmanager
@@ -28,6 +29,10 @@ from conformance.errors import DriftError
 
 #: What the SDK needs at run time; resolved together with the adapter's own pins.
 SDK_REQUIREMENTS = ("grpcio>=1.66.2", "grpcio-health-checking>=1.66.2", "protobuf>=5.27.2,<8")
+
+
+#: Builds at once in this process (adapters start concurrently): pip is CPU-bound, so one per core.
+_BUILDS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
 class VenvError(DriftError, RuntimeError):
@@ -74,8 +79,9 @@ def venv_key(requirements: bytes) -> str:
 def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tuple[Path, bool]:
     """The python of a virtualenv at ``env_dir`` holding ``pip install *pip_args``.
 
-    Built once (under a file lock, so concurrent runs wait for each other) and marked
-    complete; a half-built folder is removed. Returns ``(python_path, built_now)``.
+    Built once (under a file lock, so concurrent runs and threads wait for each other) and
+    marked complete; a half-built folder is removed. At most one build per core runs at once
+    in this process. Returns ``(python_path, built_now)``.
 
     Raises:
         VenvError: ``pip install`` failed (no package index, a conflict...); the
@@ -85,7 +91,8 @@ def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tupl
     done = env_dir / ".complete"
     if done.exists():
         return python, False
-    with _locked(env_dir.with_suffix(".lock")):
+    # The file lock first, then a build slot: a thread waiting for a lock holds no slot.
+    with _locked(env_dir.with_suffix(".lock")), _BUILDS:
         if done.exists():
             return python, False
         shutil.rmtree(env_dir, ignore_errors=True)
