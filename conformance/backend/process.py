@@ -224,6 +224,15 @@ class ProcessAdapter:
             return None
         return self._died(self._how_it_ended(code))
 
+    def terminate(self) -> None:
+        """Ask the process to stop (SIGTERM to its process group) without waiting for it; a
+        runner signals every adapter first, so they shut down side by side, then :meth:`stop`s each."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL after 5 s), remove its cgroup(s) and its working folder."""
         if self.client is not None:

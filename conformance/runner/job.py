@@ -36,7 +36,7 @@ from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
-from conformance.runner.systems import OracleSystem, open_systems
+from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.metrics import FREE_FORM_REASON
@@ -254,8 +254,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
     finally:
-        for system in systems:
-            system.close()
+        close_systems(systems)
 
     if stopped is not None:
         finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(records_path)

@@ -386,6 +386,17 @@ def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Dea
     return systems
 
 
+def close_systems(systems: list) -> None:
+    """Stop every system of a run. Adapter processes are all signalled first, so they shut
+    down side by side rather than one after another; then each is waited for and cleaned up."""
+    for system in systems:
+        process = getattr(system, "process", None)
+        if isinstance(process, ProcessAdapter):
+            process.terminate()
+    for system in systems:
+        system.close()
+
+
 def _ready_system(plan: AdapterPlan, kind: str | None, handle, connect_timeout_s: float) -> RemoteSystem:
     """Wait until a started adapter serves, then describe it (``handle``: a ProcessAdapter
     after its launch, a started DockerAdapter, or the BackendClient of a ``grpc://`` spec)."""
