@@ -26,7 +26,8 @@ from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, run_corpus
 from conformance.runner.systems import OracleSystem, RetrieveOutcome, StoreOutcome
 
-N = 6
+N = 5
+"""Sessions: enough that soft:3 must drop one (at the 4th) and then another."""
 
 
 def _marker(i: int) -> str:
@@ -102,6 +103,8 @@ class Amnesiac:
 
     def _check(self, when: str, upto: int) -> None:
         """Sessions 0..upto-1 are past the gate: the last ``keep`` of them may (must) be alive."""
+        if upto == 0:
+            return  # nothing is past the gate yet (and a walk of the heap costs most of this test)
         cut = max(0, upto - self.keep)
         # One list, skipped by the walk: a second container of markers would count as alive.
         alive = strings_alive([_marker(i) for i in range(upto)])
