@@ -21,6 +21,7 @@ import threading
 import time
 import venv
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 
 import drift_sdk
@@ -66,6 +67,12 @@ def _requirement_lines(requirements: bytes) -> list[str]:
     return [line for line in lines if line]
 
 
+def requirement_count(requirements_file: Path) -> int:
+    """How many requirement lines ``requirements_file`` holds (0 when absent): a cheap guess of
+    how long its virtualenv takes to build, so that the longest builds start first."""
+    return len(_requirement_lines(requirements_file.read_bytes())) if requirements_file.exists() else 0
+
+
 def venv_key(requirements: bytes) -> str:
     """12 hex digits over the requirement lines (comments and blanks ignored), the SDK pins,
     the Python version and platform: adapters with the same needs share one virtualenv."""
@@ -99,15 +106,28 @@ def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tupl
         if log:
             log(f"building the virtualenv of {what} in {env_dir} (once; cached by hash)")
         started = time.monotonic()
-        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *pip_args],
-                              capture_output=True, text=True)
+        pip = _runner_pip(python)
+        venv.EnvBuilder(with_pip=pip is None, clear=True).create(env_dir)
+        proc = subprocess.run([*(pip or [str(python), "-m", "pip"]), "install", "--disable-pip-version-check", "-q",
+                               *pip_args], capture_output=True, text=True)
         if proc.returncode != 0:
             shutil.rmtree(env_dir, ignore_errors=True)
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
             raise VenvError(f"{what}: pip install {' '.join(pip_args)} failed:\n{tail}")
         done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
     return python, True
+
+
+def _runner_pip(python: Path) -> list[str] | None:
+    """This interpreter's pip, pointed at the virtualenv of ``python`` (``--python``, pip 22.3+),
+    so the virtualenv needs no pip of its own: seeding one with ensurepip costs several seconds
+    per virtualenv. None when this interpreter has no such pip (the virtualenv then gets its own)."""
+    try:
+        version = metadata.version("pip")
+    except metadata.PackageNotFoundError:
+        return None
+    major_minor = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    return [sys.executable, "-m", "pip", "--python", str(python)] if major_minor >= (22, 3) else None
 
 
 def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, bool]:

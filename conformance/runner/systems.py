@@ -21,6 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from conformance.backend.client import BackendClient, Deadlines, usage_dict
 from conformance.backend.manifest import load_manifest
 from conformance.backend.process import ProcessAdapter
+from conformance.backend.venvs import requirement_count
 from conformance.contract.fixture import Probe, Session
 from conformance.contract.gold import GoldFile
 from conformance.paths import adapters_dir
@@ -360,9 +361,11 @@ def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Dea
     processes = {i: ProcessAdapter(plan.folder, load_manifest(plan.folder), deadlines, log=log)
                  for i, (plan, _) in enumerate(plans) if plan.mode == "process"}
     if len(processes) > 1:
+        # The longest builds first (most requirements), so the short ones fill the other slots.
+        order = sorted(processes.values(), key=lambda p: -requirement_count(p.folder / "requirements.txt"))
         with ThreadPoolExecutor(max_workers=min(len(processes), os.cpu_count() or 1),
                                 thread_name_prefix="venv") as pool:
-            for future in [pool.submit(p.prepare) for p in processes.values()]:
+            for future in [pool.submit(p.prepare) for p in order]:
                 future.result()
     started: list = []  # what each spec started, to stop on failure
     try:

@@ -85,3 +85,33 @@ def test_a_misspelt_adapter_fails_before_anything_starts(monkeypatch):
     monkeypatch.setattr(process.ProcessAdapter, "prepare", lambda self: pytest.fail("started something"))
     with pytest.raises(AdapterSpecError, match="no-such-adapter"):
         open_systems([("none", "control"), ("no-such-adapter", None)])
+
+
+def _tiny_wheel(folder: Path) -> Path:
+    """A one-module wheel built by hand (no build backend, no index needed)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"drift_probe_pkg.py": b"VALUE = 42\n",
+             "drift_probe_pkg-0.1.dist-info/METADATA": b"Metadata-Version: 2.1\nName: drift-probe-pkg\nVersion: 0.1\n",
+             "drift_probe_pkg-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                                    b"Tag: py3-none-any\n"}
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+                     f"{len(data)}\n" for name, data in files.items())
+    files["drift_probe_pkg-0.1.dist-info/RECORD"] = (record + "drift_probe_pkg-0.1.dist-info/RECORD,,\n").encode()
+    wheel = folder / "drift_probe_pkg-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as out:
+        for name, data in files.items():
+            out.writestr(name, data)
+    return wheel
+
+
+def test_a_venv_is_filled_by_the_runners_pip_without_one_of_its_own(tmp_path):
+    python, built = venvs.cached_venv(tmp_path / "env", ["--no-index", "--no-deps", str(_tiny_wheel(tmp_path))],
+                                      "a test venv")
+    assert built
+    probe = subprocess.run([str(python), "-c", "import drift_probe_pkg, importlib.util; "
+                                               "print(drift_probe_pkg.VALUE, importlib.util.find_spec('pip') is None)"],
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.split() == ["42", "True"]  # installed, and no ensurepip seeding cost paid
