@@ -152,9 +152,12 @@ def main() -> None:
     print(f"{'wall':<14} {statistics.median(walls):>9.2f} {min(walls):>7.2f}   runs: "
           + ", ".join(f"{w:.2f}" for w in walls))
     print()
-    verdict = "met" if statistics.median(walls) <= TARGET_S else "NOT met"
-    print(f"target: warm keyword ci job <= {TARGET_S:g} s on a quiet 2-core machine: median "
-          f"{statistics.median(walls):.2f} s, {verdict} (load above shows how quiet the machine was)")
+    if (args.adapter or ["keyword"]) == ["keyword"]:
+        verdict = "met" if statistics.median(walls) <= TARGET_S else "NOT met"
+        print(f"target: warm keyword ci job <= {TARGET_S:g} s on a quiet 2-core machine: median "
+              f"{statistics.median(walls):.2f} s, {verdict} (load above shows how quiet the machine was)")
+    else:
+        print(f"(the {TARGET_S:g} s target is for --adapter keyword alone)")
     print(host_line())
 
 
