@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import signal
 import sys
 from pathlib import Path
@@ -48,6 +49,25 @@ class _GateType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class LazyGroup(click.Group):
+    """A click group whose commands listed in ``lazy`` (name -> ``"module:attribute"``) are
+    imported only when one is invoked or help lists them (click's lazy-loading pattern), so
+    a run never pays for the importers, the report or the gate."""
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, _, attribute = self.lazy[cmd_name].partition(":")
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
 def _terminate(signum, frame):
     # SIGTERM unwinds like Ctrl-C, so every adapter process is stopped in `finally`.
     raise KeyboardInterrupt(f"signal {signum}")
@@ -71,8 +91,19 @@ def _errors_exit_2(fn):
     return wrapper
 
 
-@click.group(invoke_without_command=True, context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
-                                                            "help_option_names": ["-h", "--help"]})
+# Commands that live beside what they drive, imported when used.
+_LAZY_COMMANDS = {
+    "report": "conformance.report.command:report_cmd",
+    "audit": "conformance.llm.audit_command:audit_group",
+    "check-adapter": "conformance.backend.check_command:check_adapter_cmd",
+    "build": "conformance.backend.build_command:build_cmd",
+    "compare": "conformance.gate.command:compare_cmd",
+}
+
+
+@click.group(cls=LazyGroup, lazy=_LAZY_COMMANDS, invoke_without_command=True,
+             context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
+                               "help_option_names": ["-h", "--help"]})
 @click.option("--adapter", "adapter", multiple=True, metavar="NAME|NAME:TAG|PATH|grpc://HOST:PORT",
               help="Memory system to run (repeatable). Default: keyword. NAME runs in its own process, NAME:TAG "
                    "in a container of the image drift-adapter-NAME:TAG (built when absent or stale). The none and "
@@ -626,7 +657,9 @@ def list_adapters():
         click.echo(f"{name:{width}}  {manifest.kind:9} {manifest.verified:12} {' '.join(manifest.description.split())}")
 
 
-@main.group("import")
+@main.group("import", cls=LazyGroup, lazy={"beam": "conformance.importers.beam:cli_command",
+                                           "longmemeval": "conformance.importers.longmemeval:cli_command",
+                                           "guide": "conformance.importers.guide:import_command"})
 def import_():
     """Import a public dataset into fixtures + gold."""
 
@@ -644,34 +677,9 @@ def import_locomo_cmd(path, out_dir):
     run_import(import_locomo, path, out_dir)
 
 
-@main.group("export")
+@main.group("export", cls=LazyGroup, lazy={"guide": "conformance.importers.guide:export_command"})
 def export_group():
     """Export the corpus in another harness's format (the comparison guide's JSONL cases)."""
-
-
-def _register_subcommands() -> None:
-    # Each lives beside what it drives; importing them is cheap (heavy imports happen inside).
-    from conformance.backend.build_command import build_cmd
-    from conformance.backend.check_command import check_adapter_cmd
-    from conformance.gate.command import compare_cmd
-    from conformance.importers import guide
-    from conformance.importers.beam import cli_command as import_beam_cmd
-    from conformance.importers.longmemeval import cli_command as import_longmemeval_cmd
-    from conformance.llm.audit_command import audit_group
-    from conformance.report.command import report_cmd
-
-    main.add_command(report_cmd)
-    main.add_command(audit_group)
-    import_.add_command(import_beam_cmd)
-    import_.add_command(import_longmemeval_cmd)
-    import_.add_command(guide.import_command)
-    export_group.add_command(guide.export_command)
-    main.add_command(check_adapter_cmd)
-    main.add_command(build_cmd)
-    main.add_command(compare_cmd)
-
-
-_register_subcommands()
 
 
 if __name__ == "__main__":

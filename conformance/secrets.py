@@ -46,10 +46,32 @@ def _pattern(values: tuple[tuple[str, str], ...]) -> tuple[re.Pattern | None, di
     return re.compile("|".join(alternatives)), names
 
 
+#: This process's environment as last seen, and the pattern built from it.
+_current: tuple[dict, re.Pattern | None, dict[str, str]] = ({None: None}, None, {})
+
+
+def _environment() -> dict:
+    # os.environ's own dict (CPython): comparing it with a copy runs in C, where scanning every
+    # name for a secret costs tens of microseconds per record written.
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else dict(os.environ)
+
+
+def _process_pattern() -> tuple[re.Pattern | None, dict[str, str]]:
+    """The pattern of this process's secrets: built once, rebuilt when the environment changed."""
+    global _current
+    seen, pattern, names = _current
+    now = _environment()
+    if now != seen:
+        pattern, names = _pattern(secret_values(os.environ))
+        _current = (dict(now), pattern, names)
+    return pattern, names
+
+
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     """``text`` with every secret value of ``environ`` (default: this process's environment)
     replaced by ``[redacted NAME]``."""
-    pattern, names = _pattern(secret_values(os.environ if environ is None else environ))
+    pattern, names = _process_pattern() if environ is None else _pattern(secret_values(environ))
     if pattern is None or not text:
         return text
     return pattern.sub(lambda m: f"[redacted {names[m.group(0)]}]", text)

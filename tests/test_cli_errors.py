@@ -71,9 +71,19 @@ def test_environment_variables_follow_option_names(tmp_path):
                  "match no fixture")
 
 
-def test_generate_clears_only_what_an_earlier_generation_wrote(tmp_path):
+def committed_generation(tmp_path):
+    """A copy of the committed corpus: a generation of seed 42, ledger included (that it is
+    byte for byte what the generator writes is tests/test_end_to_end.py's business)."""
+    import shutil
+
     f, g = tmp_path / "f", tmp_path / "g"
-    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    shutil.copytree(REPO / "fixtures", f)
+    shutil.copytree(REPO / "gold", g)
+    return f, g
+
+
+def test_generate_clears_only_what_an_earlier_generation_wrote(tmp_path):
+    f, g = committed_generation(tmp_path)
     ledger = json.loads((f / "_ledger.json").read_text())
     ledger["scenario_list"].append({"scenario_id": "zz-stale"})
     (f / "_ledger.json").write_text(json.dumps(ledger))
@@ -93,13 +103,12 @@ def test_generate_refuses_a_folder_it_did_not_write(tmp_path):
 
 
 def test_generate_check_fails_on_a_changed_byte(tmp_path):
-    f, g = tmp_path / "f", tmp_path / "g"
-    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    f, g = committed_generation(tmp_path)
     ok = cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     victim = sorted(g.glob("*.json"))[0]
     victim.write_bytes(victim.read_bytes().replace(b'"answer"', b'"answer" ', 1))
-    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path),
-                 f"gold/{victim.name}")
     (f / "extra.jsonl").write_text("{}\n")
-    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path), "fixtures/extra.jsonl")
+    # One byte changed and one file added: the check names each.
+    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path),
+                 f"gold/{victim.name}", "fixtures/extra.jsonl")

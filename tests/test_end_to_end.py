@@ -51,6 +51,21 @@ def test_result_validates_against_the_published_schema(keyword_result):
         assert entry["value"] is not None and entry["ci95"][0] <= entry["value"] <= entry["ci95"][1]
 
 
+def test_the_ci_split_scores_exactly_as_the_committed_reference(keyword_result):
+    """Every metric not derived from measured time, every paired difference, cell and note, as
+    committed in tests/data (rebuilt only for a change meant to move scores: tests/ci_reference.py)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from ci_reference import REFERENCE, render
+
+    doc, _ = keyword_result
+    got, want = render(doc), REFERENCE.read_text(encoding="utf-8")
+    if got != want:
+        import difflib
+
+        diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "reference", "run"))[:80])
+        pytest.fail(f"the ci split scores differently from {REFERENCE.name}:\n{diff}")
+
+
 def test_controls_bracket_the_system(keyword_result):
     doc, _ = keyword_result
     for metric in ("recall_at_k", "revision_accuracy", "accuracy"):

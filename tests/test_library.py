@@ -14,8 +14,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def controls(tmp_path_factory):
+    # Two scenarios at once: the same scores as a serial run (tests/runner/test_faults_resume.py),
+    # in about two thirds of the time.
     return run_job(["none"], REPO / "fixtures", REPO / "gold", records_dir=tmp_path_factory.mktemp("runs"),
-                   selection=Selection(), n_boot=200)
+                   selection=Selection(), n_boot=200, concurrency=2)
 
 
 def by_type(doc, system):

@@ -31,6 +31,8 @@ class _Namespace:
     index: bm25s.BM25 | None = None
     indexed: int = 0
     """How many docs the current index covers (docs past it await Flush)."""
+    newness: np.ndarray | None = None
+    """Per indexed doc, the rank of its timestamp (higher is newer), computed at Flush."""
 
 
 def _tokenize(texts: list[str]):
@@ -72,6 +74,7 @@ class KeywordBackend(Backend):
                 index = bm25s.BM25()
                 index.index(_tokenize([d.text for d in space.docs]), show_progress=False)
                 space.index = index
+                space.newness = _newness([d.timestamp for d in space.docs])
             space.indexed = len(space.docs)
         return True
 
@@ -85,14 +88,11 @@ class KeywordBackend(Backend):
         if not words:
             return []
         scores = np.asarray(space.index.get_scores(words), dtype=float)
-        order = np.arange(space.indexed)
-        times = [space.docs[i].timestamp for i in range(space.indexed)]
-        # Highest score first; ties: newer timestamp, then later storage order.
-        ranked = sorted(order, key=lambda i: (-scores[i], _neg(times[i]), -i))
+        matched = np.flatnonzero(scores > 0)
+        # Highest score first; ties: newer timestamp, then later storage order (lexsort: last key first).
+        ranked = matched[np.lexsort((-matched, -space.newness[matched], -scores[matched]))]
         hits = []
-        for i in ranked[:k]:
-            if scores[i] <= 0:
-                break
+        for i in ranked[:k].tolist():
             doc = space.docs[i]
             hits.append(Hit(text=doc.text, score=round(float(scores[i]), 6), source_ids=(doc.message_id,),
                             timestamp=doc.timestamp))
@@ -112,9 +112,16 @@ class KeywordBackend(Backend):
         return before - len(space.docs)
 
 
-def _neg(timestamp: str) -> tuple[int, ...]:
-    # Sort key that orders newer ISO timestamps first (same-format strings compare lexically).
-    return tuple(-ord(c) for c in timestamp)
+def _newness(timestamps: list[str]) -> np.ndarray:
+    """Rank of each timestamp, higher for newer (same-format ISO strings compare lexically).
+
+    Of two timestamps where one is a prefix of the other, the shorter counts as newer (the
+    order this adapter has always had): the suffix ``U+10FFFF`` sorts after any character.
+    """
+    if not timestamps:
+        return np.zeros(0, dtype=np.int64)
+    _, rank = np.unique(np.array([t + "\U0010ffff" for t in timestamps]), return_inverse=True)
+    return rank.astype(np.int64).reshape(-1)
 
 
 if __name__ == "__main__":

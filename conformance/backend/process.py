@@ -60,6 +60,9 @@ class ProcessAdapter:
         self.client: BackendClient | None = None
         self.limits: CgroupLimits | None = None
         self.isolation: dict = {}
+        self.venv: tuple[Path, bool] | None = None
+        """``(python, built_now)`` once :meth:`prepare` has run."""
+        self.port_file: Path | None = None
 
     @property
     def stderr_path(self) -> Path:
@@ -69,17 +72,48 @@ class ProcessAdapter:
     def start(self) -> "ProcessAdapter":
         """Build (or reuse) the virtualenv, start the process, wait for SERVING.
 
+        The three steps are also :meth:`prepare`, :meth:`launch` and :meth:`wait_until_serving`,
+        so a runner can build several virtualenvs at once and let adapters boot side by side.
+
         Raises:
             ManifestError: the entry now resolves outside the adapter folder (or is gone).
             VenvError: the virtualenv could not be built.
             AdapterStartError: the process exited or did not serve in time.
         """
+        self.launch()
+        try:
+            self.wait_until_serving()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def prepare(self) -> "ProcessAdapter":
+        """Build (or reuse) the adapter's virtualenv; safe to call from any thread.
+
+        Raises:
+            VenvError: the virtualenv could not be built.
+        """
+        if self.venv is None:
+            self.venv = ensure_venv(self.manifest.name, self.folder / "requirements.txt", log=self.log)
+        return self
+
+    def launch(self) -> "ProcessAdapter":
+        """Start the process (its virtualenv first, if :meth:`prepare` has not run) without
+        waiting for it to serve. Call it from the thread that outlives the adapter (the main
+        thread): Linux stops the adapter when the thread that started it ends
+        (:mod:`drift_sdk.launch`).
+
+        Raises:
+            VenvError: the virtualenv could not be built.
+            AdapterStartError: the cgroups or the process could not be set up.
+        """
         name = self.manifest.name
         entry = entry_path(self.folder, self.manifest)  # checked again here: adapter.yaml was read earlier
-        python, built = ensure_venv(name, self.folder / "requirements.txt", log=self.log)
+        python, built = self.prepare().venv
         # A fresh, empty working folder: neither fixtures nor gold are reachable from here.
         self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-"))
-        port_file = self.workdir / "port"
+        port_file = self.port_file = self.workdir / "port"
         env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
         env.update({k: os.environ[k] for k in self.manifest.env if k in os.environ})
         env.update(PATH=f"{python.parent}:{_SYSTEM_PATH}", DRIFT_RUNNER_PID=str(os.getpid()),
@@ -105,14 +139,22 @@ class ProcessAdapter:
                                              start_new_session=True)
             self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
                               "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe()}
-            self._wait_until_serving(port_file)
         except BaseException:
             self.stop()  # never leave a half-started adapter behind
             raise
         return self
 
-    def _wait_until_serving(self, port_file: Path) -> None:
+    def wait_until_serving(self) -> "ProcessAdapter":
+        """Wait (after :meth:`launch`) for the bound port, then for health SERVING, within
+        the manifest's ``startup_timeout_s`` counted from now. Sets ``address`` and ``client``.
+
+        Raises:
+            AdapterStartError: the process exited or did not serve in time (it is not stopped
+                here: the caller stops it).
+        """
         name = self.manifest.name
+        port_file = self.port_file
+        assert port_file is not None, "launch() first"
         deadline = time.monotonic() + self.manifest.startup_timeout_s
         while not port_file.exists():
             self._check_alive("while starting")
@@ -126,6 +168,7 @@ class ProcessAdapter:
             if time.monotonic() > deadline:
                 raise AdapterStartError(self._died(f"health not SERVING within {self.manifest.startup_timeout_s:g} s"))
             time.sleep(0.1)
+        return self
 
     def _died(self, what: str) -> str:
         return f"adapter {self.manifest.name} {what}; last lines of its stderr:\n" + log_tail(self.stderr_path)
@@ -181,6 +224,15 @@ class ProcessAdapter:
         if code is None:
             return None
         return self._died(self._how_it_ended(code))
+
+    def terminate(self) -> None:
+        """Ask the process to stop (SIGTERM to its process group) without waiting for it; a
+        runner signals every adapter first, so they shut down side by side, then :meth:`stop`s each."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL after 5 s), remove its cgroup(s) and its working folder."""

@@ -17,9 +17,11 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import venv
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 
 import drift_sdk
@@ -28,6 +30,10 @@ from conformance.errors import DriftError
 
 #: What the SDK needs at run time; resolved together with the adapter's own pins.
 SDK_REQUIREMENTS = ("grpcio>=1.66.2", "grpcio-health-checking>=1.66.2", "protobuf>=5.27.2,<8")
+
+
+#: Builds at once in this process (adapters start concurrently): pip is CPU-bound, so one per core.
+_BUILDS = threading.BoundedSemaphore(max(1, os.cpu_count() or 1))
 
 
 class VenvError(DriftError, RuntimeError):
@@ -61,6 +67,12 @@ def _requirement_lines(requirements: bytes) -> list[str]:
     return [line for line in lines if line]
 
 
+def requirement_count(requirements_file: Path) -> int:
+    """How many requirement lines ``requirements_file`` holds (0 when absent): a cheap guess of
+    how long its virtualenv takes to build, so that the longest builds start first."""
+    return len(_requirement_lines(requirements_file.read_bytes())) if requirements_file.exists() else 0
+
+
 def venv_key(requirements: bytes) -> str:
     """12 hex digits over the requirement lines (comments and blanks ignored), the SDK pins,
     the Python version and platform: adapters with the same needs share one virtualenv."""
@@ -74,8 +86,9 @@ def venv_key(requirements: bytes) -> str:
 def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tuple[Path, bool]:
     """The python of a virtualenv at ``env_dir`` holding ``pip install *pip_args``.
 
-    Built once (under a file lock, so concurrent runs wait for each other) and marked
-    complete; a half-built folder is removed. Returns ``(python_path, built_now)``.
+    Built once (under a file lock, so concurrent runs and threads wait for each other) and
+    marked complete; a half-built folder is removed. At most one build per core runs at once
+    in this process. Returns ``(python_path, built_now)``.
 
     Raises:
         VenvError: ``pip install`` failed (no package index, a conflict...); the
@@ -85,22 +98,36 @@ def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tupl
     done = env_dir / ".complete"
     if done.exists():
         return python, False
-    with _locked(env_dir.with_suffix(".lock")):
+    # The file lock first, then a build slot: a thread waiting for a lock holds no slot.
+    with _locked(env_dir.with_suffix(".lock")), _BUILDS:
         if done.exists():
             return python, False
         shutil.rmtree(env_dir, ignore_errors=True)
         if log:
             log(f"building the virtualenv of {what} in {env_dir} (once; cached by hash)")
         started = time.monotonic()
-        venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-        proc = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *pip_args],
-                              capture_output=True, text=True)
+        pip = _runner_pip(python)
+        venv.EnvBuilder(with_pip=pip is None, clear=True).create(env_dir)
+        proc = subprocess.run([*(pip or [str(python), "-m", "pip"]), "install", "--disable-pip-version-check", "-q",
+                               *pip_args], capture_output=True, text=True)
         if proc.returncode != 0:
             shutil.rmtree(env_dir, ignore_errors=True)
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
             raise VenvError(f"{what}: pip install {' '.join(pip_args)} failed:\n{tail}")
         done.write_text(f"built in {time.monotonic() - started:.1f} s\n")
     return python, True
+
+
+def _runner_pip(python: Path) -> list[str] | None:
+    """This interpreter's pip, pointed at the virtualenv of ``python`` (``--python``, pip 22.3+),
+    so the virtualenv needs no pip of its own: seeding one with ensurepip costs several seconds
+    per virtualenv. None when this interpreter has no such pip (the virtualenv then gets its own)."""
+    try:
+        version = metadata.version("pip")
+    except metadata.PackageNotFoundError:
+        return None
+    major_minor = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    return [sys.executable, "-m", "pip", "--python", str(python)] if major_minor >= (22, 3) else None
 
 
 def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, bool]:

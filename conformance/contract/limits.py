@@ -90,6 +90,8 @@ def too_deep(obj: object, limit: int = MAX_NESTING_DEPTH) -> str | None:
     """The path (``a.b[3]``) of the first list or dict nested more than ``limit`` deep in
     ``obj``, or None. Iterative, so it never hits Python's recursion limit; a shared
     sub-object (a YAML alias) is walked once per depth it is met at."""
+    if not _deeper_than(obj, limit):
+        return None  # the common case: no path strings built
     stack: list[tuple[object, int, str]] = [(obj, 1, "")]
     seen: set[tuple[int, int]] = set()
     while stack:
@@ -107,6 +109,22 @@ def too_deep(obj: object, limit: int = MAX_NESTING_DEPTH) -> str | None:
         seen.add((id(item), depth))
         stack.extend((child, depth + 1, where) for child, where in reversed(children))
     return None
+
+
+def _deeper_than(obj: object, limit: int) -> bool:
+    """Whether a list or dict in ``obj`` sits more than ``limit`` deep (containers only walked)."""
+    stack: list[tuple[object, int]] = [(obj, 1)] if isinstance(obj, (dict, list)) else []
+    seen: set[tuple[int, int]] = set()
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if (id(item), depth) in seen:
+            continue
+        seen.add((id(item), depth))
+        values = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in values if isinstance(child, (dict, list)))
+    return False
 
 
 def deep_line(text: str | bytes, limit: int = MAX_NESTING_DEPTH) -> int | None:

@@ -7,22 +7,24 @@ import os
 import platform
 import secrets
 import subprocess
+import threading
 from collections import defaultdict
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from conformance.answer.tokens import encoding
 from conformance.backend.client import Deadlines
 from conformance.contract.corpus import (
     corpus_version,
+    fixture_files,
     fixtures_hash,
     gold_hash,
-    read_gold,
     read_header,
     scenario_hashes,
     selection_hash,
     session_index,
-    validate_corpus,
+    validate_selection,
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
@@ -34,7 +36,7 @@ from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
-from conformance.runner.systems import OracleSystem, open_system
+from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.metrics import FREE_FORM_REASON
@@ -51,6 +53,13 @@ FREE_FORM_EXACT_NOTE = ("free-form probes (imported data): no --judge-model, so 
 
 class JobError(DriftError, RuntimeError):
     """The run could not start or finish; the message says why and what to do."""
+
+
+def _load_encoding(name: str) -> None:
+    try:
+        encoding(name)
+    except Exception:  # noqa: BLE001 - the first count in the run raises it again, where it is used
+        pass
 
 
 def _now() -> str:
@@ -176,14 +185,15 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     for folder, what in ((fixtures_dir, "fixture"), (gold_dir, "gold")):
         if not Path(folder).is_dir():
             raise JobError(f"{what} folder {folder} does not exist")
-    if not validate_corpus(fixtures_dir, gold_dir):
+    if not fixture_files(fixtures_dir):
         raise JobError(f"no fixtures (*.jsonl) in {fixtures_dir}")
     fixtures, held_out = select_fixtures(fixtures_dir, selection)
     if not fixtures:
         filters = ", ".join(f"{k}={v}" for k, v in selection.describe().items() if v)
         raise JobError(f"the filters ({filters or 'none'}) match no fixture in {fixtures_dir}"
                        + (f" ({len(held_out)} holdout scenarios need --include-holdout)" if held_out else ""))
-    gold = {p.stem: read_gold(gold_dir / f"{p.stem}.json") for p in fixtures}
+    # Only what this run reads is validated; `drift-conformance validate` checks the whole corpus.
+    gold = validate_selection(fixtures, gold_dir)
     free_form = any(read_header(p).free_form for p in fixtures)
 
     if repeats < 1:
@@ -210,12 +220,16 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             llm.budget.carry(sum(c["usd"] for c in read_spend_ledger(records_path.parent)))
         log(f"resuming run {run_id}: {len(done)} scenario passes already recorded")
     systems: list = []
+    # tiktoken's one-off load (seconds) overlaps the adapters' start-up.
+    tokenizer = threading.Thread(target=_load_encoding, args=(config.encoding,), name="tiktoken-load", daemon=True)
+    tokenizer.start()
     try:
-        for spec in specs:
-            log(f"starting adapter {spec}")
-            # The reference compressor runs as the normaliser unless the user asked to test it.
-            kind = "control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
-            systems.append(open_system(spec, deadlines, log=log, kind=kind, isolation=isolation))
+        log(f"starting adapters {', '.join(specs)}")
+        # The reference compressor runs as the normaliser unless the user asked to test it.
+        kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
+                 for spec in specs]
+        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation))
+        tokenizer.join()
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]
         if len(set(labels)) != len(labels):
@@ -240,8 +254,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
     finally:
-        for system in systems:
-            system.close()
+        close_systems(systems)
 
     if stopped is not None:
         finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(records_path)

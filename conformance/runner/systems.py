@@ -7,8 +7,11 @@ harness and never crosses the wire: it returns exactly each probe's evidence.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -18,6 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from conformance.backend.client import BackendClient, Deadlines, usage_dict
 from conformance.backend.manifest import load_manifest
 from conformance.backend.process import ProcessAdapter
+from conformance.backend.venvs import requirement_count
 from conformance.contract.fixture import Probe, Session
 from conformance.contract.gold import GoldFile
 from conformance.paths import adapters_dir
@@ -334,32 +338,87 @@ def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: s
         AdapterSpecError, ManifestError, VenvError, AdapterStartError, BackendCallError;
         in docker mode also DockerUnavailable (no engine answers) and ImageBuildError.
     """
-    plan = plan_adapter(spec, isolation)
+    return open_systems([(spec, kind)], deadlines, log=log, isolation=isolation,
+                        connect_timeout_s=connect_timeout_s)[0]
+
+
+def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Deadlines(), log=None,
+                 isolation: Isolation | None = None, connect_timeout_s: float = 10.0) -> list[RemoteSystem]:
+    """Start (or connect to) the adapters of ``specs``, ``(spec, kind)`` pairs; returns them
+    described, in the order given (``kind`` as :func:`open_system` takes it).
+
+    Every spec is planned before anything starts (a misspelt one costs nothing); the
+    virtualenvs of process-mode adapters are then built at once, one per core at most, each
+    under its own file lock (:func:`conformance.backend.venvs.cached_venv`); the processes are
+    started from this thread, which outlives them (:mod:`drift_sdk.launch` ties an adapter's
+    life to the thread that started it), and boot side by side before each is waited for.
+
+    Raises:
+        The first error met, in the order of ``specs``, after stopping every adapter already
+        started: see :func:`open_system`.
+    """
+    plans = [(plan_adapter(spec, isolation), kind) for spec, kind in specs]
+    processes = {i: ProcessAdapter(plan.folder, load_manifest(plan.folder), deadlines, log=log)
+                 for i, (plan, _) in enumerate(plans) if plan.mode == "process"}
+    if len(processes) > 1:
+        # The longest builds first (most requirements), so the short ones fill the other slots.
+        order = sorted(processes.values(), key=lambda p: -requirement_count(p.folder / "requirements.txt"))
+        with ThreadPoolExecutor(max_workers=min(len(processes), os.cpu_count() or 1),
+                                thread_name_prefix="venv") as pool:
+            for future in [pool.submit(p.prepare) for p in order]:
+                future.result()
+    started: list = []  # what each spec started, to stop on failure
+    try:
+        for i, (plan, _) in enumerate(plans):
+            if plan.mode == "process":
+                started.append(processes[i].launch())
+            elif plan.mode == "docker":
+                started.append(_start_container(plan, deadlines, log))
+            else:
+                started.append(BackendClient(plan.address, plan.spec, deadlines))
+        systems = [_ready_system(plan, kind, handle, connect_timeout_s)
+                   for (plan, kind), handle in zip(plans, started)]
+    except BaseException:
+        for handle in started:
+            with contextlib.suppress(Exception):  # the error that stopped the start is the one to show
+                if isinstance(handle, BackendClient):
+                    handle.close()
+                else:
+                    handle.stop()
+        raise
+    return systems
+
+
+def close_systems(systems: list) -> None:
+    """Stop every system of a run. Adapter processes are all signalled first, so they shut
+    down side by side rather than one after another; then each is waited for and cleaned up."""
+    for system in systems:
+        process = getattr(system, "process", None)
+        if isinstance(process, ProcessAdapter):
+            process.terminate()
+    for system in systems:
+        system.close()
+
+
+def _ready_system(plan: AdapterPlan, kind: str | None, handle, connect_timeout_s: float) -> RemoteSystem:
+    """Wait until a started adapter serves, then describe it (``handle``: a ProcessAdapter
+    after its launch, a started DockerAdapter, or the BackendClient of a ``grpc://`` spec)."""
     if plan.mode == "external":
-        address = plan.address
-        client = BackendClient(address, spec, deadlines)
+        client = handle
         deadline = time.monotonic() + connect_timeout_s
         while not client.serving():
             if time.monotonic() > deadline:
-                client.close()
-                raise AdapterSpecError(f"--adapter {spec}: no MemoryBackend answered health SERVING at {address} "
-                                       f"within {connect_timeout_s:g} s")
+                raise AdapterSpecError(f"--adapter {plan.spec}: no MemoryBackend answered health SERVING at "
+                                       f"{plan.address} within {connect_timeout_s:g} s")
             time.sleep(0.2)
-        system = RemoteSystem(label=spec, spec=spec, client=client, kind=kind or "system",
-                              isolation={"mode": "external", "address": address})
+        system = RemoteSystem(label=plan.spec, spec=plan.spec, client=client, kind=kind or "system",
+                              isolation={"mode": "external", "address": plan.address})
     else:
-        if plan.mode == "docker":
-            started = _start_container(plan, deadlines, log)
-        else:
-            started = ProcessAdapter(plan.folder, load_manifest(plan.folder), deadlines, log=log)
-            started.start()
-        manifest = started.manifest
-        system = RemoteSystem(label=manifest.name, spec=spec, client=started.client,
+        if plan.mode == "process":
+            handle.wait_until_serving()
+        manifest = handle.manifest
+        system = RemoteSystem(label=manifest.name, spec=plan.spec, client=handle.client,
                               kind=kind or ("control" if manifest.kind == "control" else "system"),
-                              process=started, isolation={**started.isolation, "verified": manifest.verified})
-    try:
-        system.load_description()
-    except Exception:
-        system.close()
-        raise
+                              process=handle, isolation={**handle.isolation, "verified": manifest.verified})
+    system.load_description()
     return system

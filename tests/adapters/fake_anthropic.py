@@ -277,6 +277,8 @@ class FakeAnthropic:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body are two writes: no delayed-ACK stall between them
+
             def log_message(self, *args) -> None:  # quiet
                 pass
 

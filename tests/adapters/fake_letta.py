@@ -196,6 +196,9 @@ class FakeLetta:
 class _Handler(BaseHTTPRequestHandler):
     state: FakeLetta
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle on, a keep-alive client's delayed ACK
+    # holds every reply back about 40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args) -> None:  # quiet
         pass

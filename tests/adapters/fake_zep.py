@@ -255,6 +255,7 @@ class FakeZep:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else a keep-alive client's delayed ACK holds each reply ~40 ms
 
             def log_message(self, *args) -> None:  # quiet
                 pass

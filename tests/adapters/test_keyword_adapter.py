@@ -70,3 +70,44 @@ def test_reset_isolates_namespaces_and_forget_removes():
     assert b.forget("a", ["s0-m0"]) == 1
     b.flush("a", 1)
     assert b.retrieve("a", "Oslo", 5, "x", "") == [] and b.snapshot("a") == []
+
+
+def _sorted_in_python(scores, timestamps, k):
+    """The ranking as a plain Python sort states it: score, then newer timestamp, then later
+    storage order (a timestamp that is a prefix of another counts as the newer)."""
+    def key(i):
+        return (-scores[i], tuple(-ord(c) for c in timestamps[i]), -i)
+    return [i for i in sorted(range(len(scores)), key=key) if scores[i] > 0][:k]
+
+
+def test_vectorised_ranking_is_the_python_sort_with_its_tie_breaks():
+    import numpy as np
+
+    b = load()
+    b.reset("n")
+    rng = np.random.default_rng(7)
+    # Few distinct words and timestamps, so scores and times tie often; one timestamp is a
+    # prefix of another, and some documents match nothing (score 0).
+    stamps = ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02T00:00:00", "2026-01-03T00:00:00Z"]
+    words = ["apple", "pear", "plum", "fig"]
+    texts, times = [], []
+    for i in range(300):
+        t = stamps[int(rng.integers(len(stamps)))]
+        text = " ".join(rng.choice(words, size=int(rng.integers(1, 4))))
+        if i % 7 == 0:
+            text = "nothing relevant here"
+        b.store("n", Session(f"s{i}", i, t, ("u",), (Message(f"m{i}", "u", "user", text, t),)))
+        texts.append(f"u: {text}")
+        times.append(t)
+    b.flush("n", 1)
+    space = b._spaces["n"]
+    for query in ("apple", "pear plum", "fig apple pear", "unmatched words"):
+        tokens = sys.modules["keyword_adapter"]._tokenize([query])
+        vocab = {i: t for t, i in tokens.vocab.items()}
+        q = [vocab[i] for i in tokens.ids[0]]
+        scores = [float(s) for s in space.index.get_scores(q)] if q else [0.0] * len(texts)
+        for k in (1, 10, 300):
+            want = [f"m{i}" for i in _sorted_in_python(scores, times, k)]
+            got = [h.source_ids[0] for h in b.retrieve("n", query, k, "u", "")]
+            assert got == want, (query, k)
+    assert len(b.retrieve("n", "apple", 300, "u", "")) > 50  # ties were really exercised

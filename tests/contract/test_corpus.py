@@ -191,3 +191,18 @@ def test_marker_values_and_keys_are_checked_by_the_schema(tmp_path):
     _rewrite_line(path, 1, lambda d: d.update(markers={"../x": "QB2093"}))
     with pytest.raises(CorpusError, match=r"sc-1.jsonl:1: markers"):
         list(iter_fixture(path))
+
+
+def test_validate_checks_the_whole_committed_corpus():
+    """Runs validate only the scenarios they select (tests/runner/test_fast_start.py); this is
+    where CI checks every committed fixture and gold file, semantic checks included."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from conformance.cli import main
+
+    repo = Path(__file__).resolve().parents[2]
+    result = CliRunner().invoke(main, ["validate", "--fixtures", str(repo / "fixtures"), "--gold", str(repo / "gold")])
+    committed = len(list((repo / "fixtures").glob("*.jsonl")))
+    assert result.exit_code == 0 and f"{committed} scenarios valid" in result.output, result.output

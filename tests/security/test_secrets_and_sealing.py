@@ -64,6 +64,23 @@ def test_redact_unit():
     assert redact(json.dumps({"x": quoted}), {"X_SECRET": quoted}) == '{"x": "[redacted X_SECRET]"}'
 
 
+def test_redact_scans_the_environment_once_and_again_only_after_it_changes(monkeypatch):
+    import conformance.secrets as secrets
+
+    scans = []
+    real = secrets.secret_values
+    monkeypatch.setattr(secrets, "secret_values", lambda environ: scans.append(1) or real(environ))
+    monkeypatch.setenv("DRIFT_TEST_API_KEY", CANARY)
+    for _ in range(100):
+        assert redact(f"a {CANARY} b") == "a [redacted DRIFT_TEST_API_KEY] b"
+    assert len(scans) == 1  # once for 100 records, not once per record
+    monkeypatch.setenv("DRIFT_TEST_API_KEY", HONCHO)  # a changed value is seen at the next call
+    assert redact(f"{CANARY} {HONCHO}") == f"{CANARY} [redacted DRIFT_TEST_API_KEY]"
+    monkeypatch.delenv("DRIFT_TEST_API_KEY")
+    assert redact(HONCHO) == HONCHO
+    assert len(scans) == 3
+
+
 def test_hostile_adapter_cannot_leak_a_key_or_see_the_corpus(tmp_path):
     folder = tmp_path / "hostile"
     folder.mkdir()
