@@ -96,6 +96,26 @@ class GateView(_Doc):
     """Keyed ``<paradigm>/<probe_type>``."""
 
 
+class StateAudit(_Doc):
+    """What the memory-state audit found at the checkpoints (docs/audit.md): every hit's
+    provenance and text checked against the Snapshot, and runner-chosen content sentences of
+    stored sessions probed through Retrieve."""
+
+    passed: bool
+    """False when any check failed: the system's self-reported storage is then not used
+    (selectivity comes from the audit's probes; storage tokens, MVOT, TES, DRIFT-E are n/a)."""
+    checkpoints: int = 0
+    """Checkpoints audited."""
+    hits_checked: int = 0
+    """Probe hits checked against the Snapshot."""
+    sentences_probed: int = 0
+    """Audit sentences asked through Retrieve."""
+    sentences_found: int = 0
+    """Audit sentences some hit carried (their session is then established as stored)."""
+    findings: list[str] = []
+    """One line per kind of mismatch, with counts and a first example."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -129,6 +149,9 @@ class SystemResult(_Doc):
     """With ``--answer-model``: how the first replicate's answers were graded, per method:
     ``exact``, ``declined``, ``judge``, ``judge_unparseable`` (counted as wrong),
     ``not_judged`` (judging stopped early), ``judge_correct``. Empty without an answer model."""
+    state_audit: StateAudit | None = None
+    """The memory-state audit (:mod:`conformance.runner.audit`); None for systems without a
+    Snapshot, for the harness-side oracle, and in results older than the audit."""
 
 
 class Receipt(_Doc):

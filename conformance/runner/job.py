@@ -30,6 +30,7 @@ from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
+from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
@@ -314,6 +315,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     for record in records:
         (by_system if record.get("repeat", 1) == 1 else second)[record["system"]].append(record)
     del records
+    # The memory-state audit: a system whose Snapshot disagrees with Retrieve is scored without it.
+    audits = {label: apply_state_audit(recs) for label, recs in by_system.items()}
     # Only evidence ids are looked up (recall); keeping every message id would grow with the run.
     sessions_of = {}
     for p in fixtures:
@@ -340,6 +343,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
         suite = suites[system.label]
         metrics.update(suite.metrics)
+        audit = audits.get(system.label)
+        if audit is not None and not audit["passed"]:
+            metrics = audit_reasons(metrics)
         if grading is not None and grading.error:
             for name, metric in metrics.items():
                 if metric.value is None and (metric.reason == FREE_FORM_REASON
@@ -365,6 +371,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                          "counted as failed, so every system keeps the same denominators")
         if not system.provenance:
             notes.append("no provenance: recall is n/a, never guessed")
+        if audit is not None and not audit["passed"]:
+            notes.append(AUDIT_FINDING_NOTE)
         if suite.measurement.get("selectivity", "").startswith("marker"):
             notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
         notes.extend(violation_notes(recs))
@@ -391,6 +399,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                              baseline_system=baseline_system if versus else None,
                                              noise_floor=noise, measurement=suite.measurement,
                                              series=suite.series, notes=notes, judging=judging,
+                                             state_audit=audit,
                                              gate=gate_view(rows[system.label], paradigm_of, system.describe,
                                                             rows2.get(system.label)))
 

@@ -32,6 +32,7 @@ from conformance.answer.reader import answer_probe, build_context, context_token
 from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
+from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
@@ -134,6 +135,9 @@ class _ScenarioState:
     last_time: str = ""
     last_write_ms: dict[str, float] = field(default_factory=dict)
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
+    ledger: MessageLedger = field(default_factory=MessageLedger)
+    """Ids, times and content words of what Store received (carried provenance, runner-owned
+    time, the state audit: :mod:`conformance.runner.audit`)."""
 
 
 class SystemFault(Exception):
@@ -245,6 +249,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             run.scenario = scenario = line.scenario_id
             namespace = f"{namespace_prefix}/{scenario}"
             state.markers = dict(getattr(line, "markers", None) or {})
+            state.ledger.scenario_id = scenario
             progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
             for system in systems:
                 if system.label in faults.dead:
@@ -278,6 +283,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             if line.participants:
                 state.asker_of[line.session_id] = line.participants[0]
             state.last_time = line.time
+            state.ledger.add_session(stored, state.markers.get(line.session_id))
             if state.buffer is not None:
                 # soft:K: the buffer keeps this transcript; appending pushes out the one K sessions back.
                 state.buffer.append(line)
@@ -311,7 +317,7 @@ def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConf
             if session is not None:
                 stored.add(session)
     return {"method": "snapshot", "storage_tokens": tokens, "items": len(items),
-            "stored_sessions": sorted(stored)}
+            "stored_sessions": sorted(stored), "_items": items}
 
 
 def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str) -> list[str]:
@@ -358,13 +364,17 @@ def _is_time(value: str) -> bool:
     return True
 
 
-def _hit_record(h, from_buffer: bool = False, covers: dict[str, tuple[str, ...]] | None = None) -> dict:
+def _hit_record(h, from_buffer: bool = False, covers: dict[str, tuple[str, ...]] | None = None,
+                owned=None) -> dict:
     """One context hit as recorded. ``from_buffer`` and ``covers`` keys appear only when
     they apply (soft and summary gates), so hard-gate records keep their exact shape."""
     text = h.text if h.in_budget else h.text[:OUT_OF_BUDGET_TEXT_CHARS]
     record = {"rank": h.rank, "text": text, "text_chars": len(h.text),
               "score": h.score if math.isfinite(h.score) else None, "source_ids": list(h.source_ids),
               "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
+    if owned is not None:
+        # Carried provenance and the adapter's own time (recorded, not used): runner.audit.
+        record.update(carried=list(owned.carried), adapter_timestamp=owned.adapter_timestamp)
     if from_buffer:
         record["from_buffer"] = True
     if covers:
@@ -450,7 +460,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     writer = run.writer
     for system in run.live():
         run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
-    memory = {}
+    memory, seen_hits = {}, {}
     for system in run.live():
         held = run.call(system, where, "Snapshot",
                         lambda s=system: _memory_state(s, namespace, state, config, where))
@@ -471,7 +481,9 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             if outcome is None:
                 writer.write(_failed_probe(system, run, line, probe))
                 continue
-            retrieved = outcome.hits[: config.k]
+            # Carried provenance and runner-owned time: the reader dates a hit by what it carries.
+            retrieved = state.ledger.own(outcome.hits[: config.k], config.budget_tokens, config.encoding)
+            seen_hits.setdefault(system.label, []).extend(retrieved)
             started = time.perf_counter()
             # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
             offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
@@ -497,8 +509,9 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
                 # Buffer messages past the budget never reached the reader: not recorded (records stay small).
-                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers) for h in context
-                         if h.in_budget or h.rank <= len(retrieved)],
+                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers,
+                                     retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
+                         for h in context if h.in_budget or h.rank <= len(retrieved)],
                 "hits_returned": len(outcome.hits),
                 "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
                 "reader_latency_ms": round(reader_ms, 3),
@@ -511,6 +524,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 record["closed"] = bool(probe.options or probe.choices)
                 record["answer_call"] = answer_call
             writer.write(record)
+    audited = state.ledger.to_audit(line.checkpoint_id)  # one list for every system
     for system in run.systems:
         base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
@@ -520,6 +534,15 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             stored = run.call(system, where, "Retrieve (marker probes)",
                               lambda s=system: _marker_probe(s, namespace, state, config, where))
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
+        items = held.pop("_items", None) if held is not None else None
+        if items is not None and system.label not in run.failed and system.isolation.get("mode") != "harness":
+            audit = run.call(system, where, "Retrieve (state audit)",
+                             lambda s=system: audit_checkpoint(s, namespace, state.ledger, items,
+                                                               seen_hits.get(s.label, []), config.k,
+                                                               config.budget_tokens, config.encoding,
+                                                               audited, state.last_time))
+            if audit is not None:
+                held = {**held, "audit": audit}
         if held is None or system.label in run.failed:
             writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
                           "error": run.failed.get(system.label, "no memory state")})

@@ -294,7 +294,8 @@ def test_no_breach_when_the_owner_asks(tmp_path):
 HARD_PROBE_KEYS = {"kind", "system", "scenario_id", "repeat", "checkpoint_id", "horizon", "probe_id", "query", "answer",
                    "provenance", "hits", "hits_returned", "context_tokens", "read_latency_ms", "reader_latency_ms",
                    "last_write_latency_ms", "usage", "violations", "error"}
-HIT_KEYS = {"rank", "text", "text_chars", "score", "source_ids", "timestamp", "tokens", "in_budget"}
+HIT_KEYS = {"rank", "text", "text_chars", "score", "source_ids", "timestamp", "tokens", "in_budget",
+            "carried", "adapter_timestamp"}  # carried provenance, the adapter's own time
 SCENARIOS = ("mp-short-001", "ua-short-001")
 
 
