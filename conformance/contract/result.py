@@ -149,6 +149,10 @@ class SystemResult(_Doc):
     """With ``--answer-model``: how the first replicate's answers were graded, per method:
     ``exact``, ``declined``, ``judge``, ``judge_unparseable`` (counted as wrong),
     ``not_judged`` (judging stopped early), ``judge_correct``. Empty without an answer model."""
+    findings: list[str] = []
+    """What the provenance and time audits found in its hits (docs/audit.md): citations the
+    hit's text does not carry, hits longer than the budget, adapter times later than what a
+    hit carries. Their credit is already withheld; the lines say why a score is lower."""
     state_audit: StateAudit | None = None
     """The memory-state audit (:mod:`conformance.runner.audit`); None for systems without a
     Snapshot, for the harness-side oracle, and in results older than the audit."""

@@ -8,11 +8,12 @@ Three checks, all on the harness side and none visible to the adapter as a test:
   (the newest carried message; a citation of a session whose text the hit carries takes the
   session's time). The adapter's timestamp is recorded (``adapter_timestamp``), not used.
 - **Memory-state audit** (:func:`audit_checkpoint`): at each checkpoint every hit's source ids
-  must be among the Snapshot's, and its text backed by the Snapshot items citing those sources;
-  besides, content sentences of stored sessions, picked by the runner with an RNG seeded by the
-  scenario and session ids (ordinary sentences, not the markers an adapter can recognise), are
-  asked through Retrieve: a session whose sentence comes back carried but which the Snapshot
-  does not hold is a mismatch.
+  must be among the Snapshot's, and its text backed by the Snapshot items citing those sources.
+  Besides, one message per stored session, picked by the runner with an RNG seeded by the
+  scenario and session ids (ordinary content, not the markers an adapter can recognise), is
+  asked through Retrieve: the first half of its content words ask, and a hit citing the session
+  must carry the other half (an echo of the query proves nothing). A session found so that the
+  Snapshot does not hold is a mismatch.
 - **Scoring from what the audit establishes** (:func:`apply_state_audit`): a system with any
   mismatch gets ``state_audit.passed`` false and its Snapshot is not used: its state records
   switch to ``method: "audit"`` (selectivity over the audited sessions, stored = found by the
@@ -20,30 +21,30 @@ Three checks, all on the harness side and none visible to the adapter as a test:
 
 The ledger keeps ids, times and each message's set of stemmed content words (word order and
 function words gone): never a transcript the reader could use. For the audit probes it also keeps,
-per session, the content words of one sampled sentence in their order (no function words, no
-punctuation); they never reach the reader.
+per session, the content words of one sampled message (the asking half in order, the other
+half as stems; no function words, no punctuation); they never reach the reader.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
 from conformance.provenance import budget_cut, carried_ids, content_terms, content_words
 
-__all__ = ["MessageLedger", "OwnedHit", "audit_checkpoint", "apply_state_audit", "audit_reasons", "AUDIT_FINDING_NOTE",
+__all__ = ["MessageLedger", "OwnedHit", "audit_checkpoint", "apply_state_audit", "audit_reasons", "provenance_findings",
+           "AUDIT_FINDING_NOTE",
            "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words the Snapshot items citing its sources must hold."""
 OLDER_PROBES = 4
 """Audit probes per checkpoint among sessions audited at an earlier checkpoint (re-checked)."""
-MIN_SENTENCE_WORDS = 4
-"""Content words an audit sentence needs (shorter ones say too little to be found)."""
+MIN_SENTENCE_WORDS = 6
+"""Distinct content words a message needs to be an audit probe (half ask, half must come back)."""
 MAX_EXAMPLES = 3
 
 AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
@@ -51,7 +52,6 @@ AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snaps
                       "probes; storage tokens, MVOT, TES and DRIFT-E are n/a")
 AUDIT_REASON = "state audit failed: the adapter's Snapshot is not used (see state_audit)"
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class MessageLedger:
     time_of: dict[str, str] = field(default_factory=dict)
     """Message id -> its timestamp; session id -> the session's time."""
     session_of: dict[str, str] = field(default_factory=dict)
-    sentences: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Session id -> (audit query: the content words of one sampled sentence, in order; who asks
-    it: the author of its message)."""
+    sentences: dict[str, tuple[str, str, frozenset[str]]] = field(default_factory=dict)
+    """Session id -> (audit query: the first half of the content words of one sampled message, in
+    order; who asks it: the message's author; the stems of the other half, which a hit must carry)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
     item_words: dict[tuple[str, str, bytes], frozenset[str]] = field(default_factory=dict)
@@ -101,16 +101,16 @@ class MessageLedger:
         if sentence is not None:
             self.sentences[sid] = sentence
 
-    def _sample_sentence(self, session, marker: str | None) -> tuple[str, str] | None:
+    def _sample_sentence(self, session, marker: str | None) -> tuple[str, str, frozenset[str]] | None:
         candidates = []
         for m in session.messages:
-            for sentence in _SENTENCE.split(m.text):
-                if marker and marker in sentence:
-                    continue
-                terms = list(dict.fromkeys(content_terms(sentence)))
-                if len(terms) >= MIN_SENTENCE_WORDS:
-                    # Its content words only, in order: the runner keeps no transcript text.
-                    candidates.append((" ".join(terms), m.author))
+            text = m.text.replace(marker, " ") if marker else m.text
+            terms = list(dict.fromkeys(content_terms(text)))
+            if len(terms) >= MIN_SENTENCE_WORDS:
+                # The first half of its content words asks; the second half must come back: an
+                # echo of the query proves nothing. Words only: the runner keeps no transcript text.
+                half = (len(terms) + 1) // 2
+                candidates.append((" ".join(terms[:half]), m.author, content_words(" ".join(terms[half:]))))
         if not candidates:
             return None
         return _rng(self.scenario_id, session.session_id).choice(candidates)
@@ -211,12 +211,13 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
             unbacked.append(hit.text[:60])
     probed, found, hidden = [], [], []
     for session in sessions:
-        sentence, asker = ledger.sentences[session]
+        sentence, asker, rest = ledger.sentences[session]
         probe = Probe(probe_id=f"audit-{session}", asked_by=asker, query=sentence, asked_at=asked_at)
         hits = system.retrieve(namespace, probe, k).hits[:k]
         probed.append(session)
         owned = ledger.own(hits, budget_tokens, encoding)
-        if any(ledger.session_of[m] == session for hit in owned for m in hit.carried):
+        if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
+               and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
             found.append(session)
             if session not in words_by:
                 hidden.append(session)
@@ -285,3 +286,62 @@ def audit_reasons(metrics: dict) -> dict:
             metric = metric.model_copy(update={"reason": AUDIT_REASON})
         out[name] = metric
     return out
+
+
+UNCARRIED_SHARE = 0.5
+"""A system whose hits leave more than this share of their cited message ids uncarried gets a finding."""
+FUTURE_SHARE = 0.2
+"""A system more than this share of whose hits are dated after everything they carry gets a finding."""
+MIN_EVIDENCE = 5
+"""Fewest citations (or hits) a provenance or time finding rests on."""
+_DAY_SECONDS = 86_400
+
+
+def provenance_findings(probe_records: Iterable[Mapping], budget_tokens: int, session_ids: set[str]) -> list[str]:
+    """What one system's probe hits did against carried provenance and runner-owned time.
+
+    Returns plain lines (``SystemResult.findings``): message ids cited but not carried by the
+    hit's text (their credit is already withheld: :mod:`conformance.provenance`), hits longer
+    than the whole budget (only their first ``budget_tokens`` tokens earn credit), hits whose
+    adapter time is more than a day later than the newest message they carry, or set on a hit
+    that carries nothing (the reader uses the runner's time). Session-id citations are coarse
+    provenance (``session_ids``: the scenario's session ids), never counted as uncarried.
+    Records without ``carried`` are skipped.
+    """
+    cited = uncarried = hits = future = packed = 0
+    for record in probe_records:
+        if record.get("error") is not None:
+            continue
+        for hit in record.get("hits") or ():
+            if "carried" not in hit:
+                continue
+            hits += 1
+            carried = set(hit["carried"])
+            messages = [s for s in hit["source_ids"] if s not in session_ids]
+            cited += len(messages)
+            uncarried += sum(1 for s in messages if s not in carried)
+            if hit.get("tokens", 0) > budget_tokens:
+                packed += 1
+            if _later(hit.get("adapter_timestamp") or "", hit.get("timestamp") or ""):
+                future += 1
+    out = []
+    if cited >= MIN_EVIDENCE and uncarried > UNCARRIED_SHARE * cited:
+        out.append(f"provenance not carried: {uncarried} of {cited} message ids its hits cite are not carried by "
+                   "the hit's text; they earn no recall, coverage or selectivity credit")
+    if packed:
+        out.append(f"{packed} hits are longer than the whole {budget_tokens}-token budget: only what lies before "
+                   "the cut earns credit")
+    if hits >= MIN_EVIDENCE and future > FUTURE_SHARE * hits:
+        out.append(f"hit times not backed: {future} of {hits} hits carry an adapter timestamp later than any message "
+                   "they carry (or carry none); the reader dates hits by the runner's record")
+    return out
+
+
+def _later(adapter: str, runner: str) -> bool:
+    from conformance.answer.reader import _timestamp
+
+    said = _timestamp(adapter)
+    if said is None:
+        return False
+    own = _timestamp(runner)
+    return own is None or (said - own).total_seconds() > _DAY_SECONDS

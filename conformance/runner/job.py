@@ -30,7 +30,7 @@ from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
-from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons
+from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
@@ -400,6 +400,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                              noise_floor=noise, measurement=suite.measurement,
                                              series=suite.series, notes=notes, judging=judging,
                                              state_audit=audit,
+                                             findings=provenance_findings(
+                                                 [r for r in recs if r["kind"] == "probe"], config.budget_tokens,
+                                                 {r["session_id"] for r in recs if r["kind"] == "store"}),
                                              gate=gate_view(rows[system.label], paradigm_of, system.describe,
                                                             rows2.get(system.label)))
 
