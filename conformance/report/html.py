@@ -64,6 +64,8 @@ ACCURACY = (
     ("abstention_accuracy", "abstention accuracy (apart)"),
     ("recall_at_k", "recall@k"),
     ("recall_all_in_budget", "all evidence in budget"),
+    ("recall_any_at_k", "recall_any@k (some evidence)"),
+    ("recall_all_at_k", "recall_all@k (all evidence)"),
     ("update_correctness", "update correctness"),
     ("deprecation_correctness", "deprecation correctness"),
 )
@@ -292,6 +294,13 @@ def tables(doc: ResultDocument) -> list[Table]:
             *paired_tables(doc)]
 
 
+def audit_lines(result) -> list[str]:
+    """A system's audit findings (docs/audit.md): the state audit's, then provenance and time."""
+    state = result.state_audit
+    lines = [f"state audit failed: {f}" for f in state.findings] if state is not None and not state.passed else []
+    return lines + list(result.findings)
+
+
 def deviations(doc: ResultDocument) -> list[str]:
     """Plain sentences: every way this run departs from the fairness contract or the spec.
 
@@ -308,6 +317,7 @@ def deviations(doc: ResultDocument) -> list[str]:
     missing: dict[tuple[str, ...], list[str]] = {}
     for label, result in doc.systems.items():
         out += [f"{label}: {note}" for note in result.notes]
+        out += [f"{label}: audit finding: {line}" for line in audit_lines(result)]
         reasons: dict[str, list[str]] = {}
         for name, m in result.metrics.items():
             if m.value is None:

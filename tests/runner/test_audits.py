@@ -15,9 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from conformance.answer.reader import ContextHit, answer_probe
 from conformance.contract.corpus import iter_fixture, session_index
+from conformance.report.markdown import render_markdown
+from conformance.report.table import render
 from conformance.contract.fixture import CheckpointLine
 from conformance.runner import job
 from conformance.runner.records import read_records
@@ -93,6 +96,12 @@ def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, mo
         assert no_better(doc, "understated", "honest", metric,
                          lower_is_better=metric == "storage_tokens_per_session"), metric
     assert "state audit failed" in doc.systems["understated"].metrics["tes"].reason
+    # The table and the report say it.
+    console = Console(record=True, width=250)
+    render(doc, console)
+    shown = console.export_text()
+    assert "state audit failed" in shown and "understated: audit finding: state audit failed" in shown
+    assert "understated: audit finding: state audit failed" in render_markdown(doc)
 
 
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
