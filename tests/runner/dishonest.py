@@ -8,7 +8,15 @@ tests put it in place of ``open_systems``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from conformance.answer.reader import ContextHit, answer_probe
+from conformance.contract.corpus import iter_fixture, session_index, validate_selection
+from conformance.contract.fixture import CheckpointLine
 from conformance.provenance import budget_cut, carried_ids, content_words
+from conformance.runner.records import read_records
+from conformance.scoring import build_probe_rows, score_system
+from conformance.scoring.rows import normalize_answer
 from conformance.runner.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
 
 
@@ -127,3 +135,50 @@ def systems(*extra):
     """A run's systems with in-process controls: the amnesiac ``none``, the honest Overlap as the
     reference compressor's stand-in, then ``extra``."""
     return [Amnesiac("none", "control"), Overlap("reference-compressor", "reference"), *extra]
+
+
+# ---- the figures the harness gave before the audits, recomputed from a run's records ----
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def records_of(doc, system):
+    return [r for r in read_records(Path(doc.receipt.config["records"])) if r.get("system") == system
+            and r.get("repeat", 1) == 1]
+
+
+def _gold(scenarios):
+    fixtures = [REPO / "fixtures" / f"{sid}.jsonl" for sid in scenarios]
+    return validate_selection(fixtures, REPO / "gold")
+
+
+def naive_recall(doc, system, scenarios):
+    """Recall@k with every cited id credited (the rule before carried provenance)."""
+    probes = [r for r in records_of(doc, system) if r["kind"] == "probe"]
+    for record in probes:
+        for hit in record["hits"]:
+            hit.pop("carried", None)
+    sessions = {sid: session_index(REPO / "fixtures" / f"{sid}.jsonl") for sid in scenarios}
+    rows = build_probe_rows(probes, _gold(scenarios), sessions)
+    return score_system(rows, [], probes, n_boot=10)["recall_at_k"].value
+
+
+def naive_accuracy(doc, system, scenarios):
+    """Accuracy when the reader dates hits by the adapter's timestamps (the rule before)."""
+    probes = {}
+    for sid in scenarios:
+        for line in iter_fixture(REPO / "fixtures" / f"{sid}.jsonl"):
+            if isinstance(line, CheckpointLine):
+                probes.update((p.probe_id, p) for p in line.probes)
+    gold = {p.probe_id: p for g in _gold(scenarios).values() for p in g.probes}
+    right = total = 0
+    for record in records_of(doc, system):
+        if record["kind"] != "probe" or gold[record["probe_id"]].abstention:
+            continue
+        context = [ContextHit(h["rank"], h["text"], 0.0, tuple(h["source_ids"]), h["adapter_timestamp"], h["tokens"],
+                              h["in_budget"]) for h in record["hits"]]
+        answer = answer_probe(probes[record["probe_id"]], context)
+        truth = gold[record["probe_id"]]
+        right += any(normalize_answer(answer or "") == normalize_answer(ok) for ok in (truth.answer, *truth.accepted))
+        total += 1
+    return right / total

@@ -17,16 +17,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conformance.answer.reader import ContextHit, answer_probe
-from conformance.contract.corpus import iter_fixture, session_index
 from conformance.report.markdown import render_markdown
 from conformance.report.table import render
-from conformance.contract.fixture import CheckpointLine
 from conformance.runner import job
-from conformance.runner.records import read_records
 from conformance.runner.run import Selection
-from conformance.scoring import build_probe_rows, score_system
-from conformance.scoring.rows import normalize_answer
 
 sys.path.insert(0, str(Path(__file__).parent))
 import dishonest  # noqa: E402
@@ -58,21 +52,8 @@ def no_better(doc, cheat, honest, metric, lower_is_better=False):
     return mine >= theirs - 1e-9 if lower_is_better else mine <= theirs + 1e-9
 
 
-def records_of(doc, system):
-    return [r for r in read_records(Path(doc.receipt.config["records"])) if r.get("system") == system
-            and r.get("repeat", 1) == 1]
-
-
 def naive_recall(doc, system):
-    """Recall@k with every cited id credited (the rule before carried provenance)."""
-    probes = [r for r in records_of(doc, system) if r["kind"] == "probe"]
-    for record in probes:
-        for hit in record["hits"]:
-            hit.pop("carried", None)
-    gold = {sid: job.validate_selection([REPO / "fixtures" / f"{sid}.jsonl"], REPO / "gold")[sid] for sid in SCENARIOS}
-    sessions = {sid: session_index(REPO / "fixtures" / f"{sid}.jsonl") for sid in SCENARIOS}
-    rows = build_probe_rows(probes, gold, sessions)
-    return score_system(rows, [], probes, n_boot=10)["recall_at_k"].value
+    return dishonest.naive_recall(doc, system, SCENARIOS)
 
 
 def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
@@ -129,25 +110,7 @@ def test_a_packed_hit_credits_only_what_lies_before_the_budget_cut(tmp_path, mon
 
 
 def naive_accuracy(doc, system):
-    """Accuracy when the reader dates hits by the adapter's timestamps (the rule before)."""
-    probes = {}
-    for sid in SCENARIOS:
-        for line in iter_fixture(REPO / "fixtures" / f"{sid}.jsonl"):
-            if isinstance(line, CheckpointLine):
-                probes.update((p.probe_id, p) for p in line.probes)
-    gold = {p.probe_id: p for sid in SCENARIOS
-            for p in job.validate_selection([REPO / "fixtures" / f"{sid}.jsonl"], REPO / "gold")[sid].probes}
-    right = total = 0
-    for record in records_of(doc, system):
-        if record["kind"] != "probe" or gold[record["probe_id"]].abstention:
-            continue
-        context = [ContextHit(h["rank"], h["text"], 0.0, tuple(h["source_ids"]), h["adapter_timestamp"], h["tokens"],
-                              h["in_budget"]) for h in record["hits"]]
-        answer = answer_probe(probes[record["probe_id"]], context)
-        truth = gold[record["probe_id"]]
-        right += any(normalize_answer(answer or "") == normalize_answer(ok) for ok in (truth.answer, *truth.accepted))
-        total += 1
-    return right / total
+    return dishonest.naive_accuracy(doc, system, SCENARIOS)
 
 
 def test_hits_dated_now_by_a_memory_that_stores_nothing_gain_nothing(tmp_path, monkeypatch):
