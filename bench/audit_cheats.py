@@ -10,6 +10,7 @@ tests/runner/test_audits.py).
 
 from __future__ import annotations
 
+import copy
 import sys
 import tempfile
 from pathlib import Path
@@ -48,7 +49,7 @@ def main() -> None:
     print(host_line())
     metrics = ("accuracy", "recall_at_k", "selectivity", "storage_tokens_per_session", "tes", "drift_c")
     print(f"{'system':24} {'rule':7} " + " ".join(f"{m[:14]:>14}" for m in metrics))
-    cases = [("understated Snapshot", dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated")),
+    cases = [("understated Snapshot", dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated", dishonest.signal_sessions(SCENARIOS))),
              ("cites every message", dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all")),
              ("packed hit", dishonest.PacksWithinBudget("packed-honest"), dishonest.PacksEverything("packed")),
              ("dated now, stores nothing", None, dishonest.DatesNothingNow("dated-now"))]
@@ -56,7 +57,7 @@ def main() -> None:
         print(f"-- {title}")
         systems = [s for s in (honest, cheat) if s is not None]
         before, naive = run(*systems, audit=False)
-        after, _ = run(*[type(s)(s.label) for s in systems])
+        after, _ = run(*[copy.deepcopy(s) for s in systems])
         for label in [s.label for s in systems] + ([] if honest is not None else ["none"]):
             for rule, doc in (("before", before), ("after", after)):
                 cells = [fig(doc, label, m) for m in metrics]

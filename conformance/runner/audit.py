@@ -141,6 +141,15 @@ class MessageLedger:
             self.item_words[key] = content_words(item.text)
         return self.item_words[key]
 
+    def carried_sessions(self, label: str, items) -> set[str]:
+        """Sessions some Snapshot item cites and carries a message of (selectivity's "stored")."""
+        out: set[str] = set()
+        for item in items:
+            words = self.words_of_item(label, item)
+            for message_id in carried_ids(words, item.source_ids, self.words_of, self.messages_of):
+                out.add(self.session_of[message_id])
+        return out
+
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
         up to :data:`OLDER_PROBES` earlier ones (seeded per scenario and checkpoint)."""

@@ -301,21 +301,22 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
 
 def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConfig,
                   where: str) -> dict:
-    """Sessions the memory holds and its size, by Snapshot provenance when it has one."""
+    """Sessions the memory holds and its size, by Snapshot provenance when it has one.
+
+    A session is held when some item cites it (or one of its messages) and the item's text
+    carries one of its messages (:mod:`conformance.provenance`); tokens count every item.
+    """
     if not getattr(system, "supports_snapshot", False):
         return {"method": None, "storage_tokens": None, "items": None, "stored_sessions": None}
     items = system.snapshot(namespace)
     tokens = 0
-    stored: set[str] = set()
     for item in items:
         key = (system.label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in state.token_cache:
             state.token_cache[key] = count_tokens(item.text, config.encoding)
         tokens += state.token_cache[key]
-        for source in item.source_ids:
-            session = state.session_of.get(source) or (source if source in state.asker_of else None)
-            if session is not None:
-                stored.add(session)
+    # Carried provenance: an item's citation of a session counts when its text carries a message of it.
+    stored = state.ledger.carried_sessions(system.label, items)
     return {"method": "snapshot", "storage_tokens": tokens, "items": len(items),
             "stored_sessions": sorted(stored), "_items": items}
 

@@ -77,12 +77,20 @@ class Amnesiac(Overlap):
 
 
 class UnderstatedSnapshot(Overlap):
-    """Keeps and answers like Overlap, but its Snapshot shows one one-token item per "signal-looking"
-    session (every other one), so selectivity and storage look perfect."""
+    """Keeps and answers like Overlap, but its Snapshot shows, per signal-looking session, one short
+    message (the strongest cheat: it is told which sessions gold marks signal or soft), so
+    selectivity, storage and TES look perfect while Retrieve serves everything."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
 
     def snapshot(self, namespace):
-        sessions = list(dict.fromkeys(sid for _, sid, _, _ in self.docs[namespace]))
-        return [SnapshotItem(sid, "ok", (sid,)) for i, sid in enumerate(sessions) if i % 2 == 0]
+        shortest: dict[str, tuple[int, str, str]] = {}
+        for mid, sid, text, _ in self.docs[namespace]:
+            if sid in self.signal and len(content_words(text)) >= 3:
+                shortest[sid] = min(shortest.get(sid, (len(text), mid, text)), (len(text), mid, text))
+        return [SnapshotItem(mid, text, (mid,)) for _, mid, text in shortest.values()]
 
 
 class CitesEverything(Overlap):
@@ -140,6 +148,11 @@ def systems(*extra):
 # ---- the figures the harness gave before the audits, recomputed from a run's records ----
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def signal_sessions(scenarios) -> set[str]:
+    """Sessions gold marks signal or soft (what a perfect tier classifier would pick)."""
+    return {sid for g in _gold(scenarios).values() for sid, tier in g.session_tiers.items() if tier != "noise"}
 
 
 def records_of(doc, system):

@@ -57,7 +57,8 @@ def naive_recall(doc, system):
 
 
 def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
-    honest, cheat = dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated")
+    signal = dishonest.signal_sessions(SCENARIOS)
+    honest, cheat = dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated", signal)
     before = run(tmp_path / "before", monkeypatch, honest, cheat, audit=False)
     # The gain it got: a perfect-looking memory from the same answers.
     assert value(before, "understated", "accuracy") == value(before, "honest", "accuracy")
@@ -66,7 +67,8 @@ def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, mo
                                                                               "storage_tokens_per_session") / 10
     assert value(before, "understated", "tes") > 10 * value(before, "honest", "tes")
 
-    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated"))
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"),
+              dishonest.UnderstatedSnapshot("understated", signal))
     audit = doc.model_dump(mode="json")["systems"]["understated"]["state_audit"]
     assert audit["passed"] is False
     assert any("Snapshot does not hold" in line for line in audit["findings"])
