@@ -5,7 +5,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from rich.markup import escape
+
 from conformance.contract.result import MetricValue, ResultDocument
+from conformance.scoring.instrument import failed_lines
 
 HEADLINE = (
     ("accuracy", "accuracy"),
@@ -96,6 +99,9 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
+    for line in failed_lines(doc.instrument_checks):
+        # Plainly, and first: a system above the oracle means the gold needs an audit.
+        console.print(f"[bold red]{escape(line)}[/bold red]")
     for note in receipt.notes:
         console.print(f"[bold]note:[/bold] {note}")
     for label, result in doc.systems.items():

@@ -39,6 +39,7 @@ from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, r
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
+from conformance.scoring.instrument import GENERATED, instrument_checks
 from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
@@ -438,8 +439,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         source_of = {p.stem: read_header(p).source for p in fixtures}
         ceiling = oracle_ceiling(rows["oracle"], gold, source_of, config.k, config.budget_tokens,
                                  import_flags(fixtures_dir))
+    checks = instrument_checks(results, generated=all(read_header(p).source.startswith(GENERATED) for p in fixtures),
+                               hard_gate=gate.is_hard)
     doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
-                         oracle_ceiling=ceiling)
+                         oracle_ceiling=ceiling, instrument_checks=checks)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
 
