@@ -27,6 +27,7 @@ HEADLINE = (
     ("revision_accuracy", "revision accuracy"),
     ("action_alignment", "action alignment"),
     ("privacy_score", "privacy score (safety, apart)"),
+    ("scope_breach_rate", "scope breach rate (privacy, apart)"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("accuracy", "accuracy"),

@@ -28,6 +28,7 @@ DRIFT = (
     ("selectivity", "selectivity"),
     ("action_alignment", "action\nalignment"),
     ("privacy_score", "privacy\n(apart)"),
+    ("scope_breach_rate", "scope\nbreaches"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("storage_tokens_per_session", "stored\ntokens/session"),

@@ -40,6 +40,7 @@ from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.instrument import GENERATED, instrument_checks
+from conformance.scoring.privacy import breach_note, scope_breach_rate
 from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
@@ -368,7 +369,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             notes.append("no provenance: recall is n/a, never guessed")
         if suite.measurement.get("selectivity", "").startswith("marker"):
             notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
-        notes.extend(violation_notes(recs))
+        metrics["scope_breach_rate"] = scope_breach_rate(recs, n_boot=n_boot, seed=seed)
+        breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
+                             bool((system.describe or {}).get("capabilities", {}).get("scopes")))
+        notes.extend(violation_notes(recs) + ([breach] if breach else []))
         if system.label == "oracle":
             notes.extend(oracle_notes(recs, config))
         judging = {}

@@ -488,10 +488,8 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             del offered
             violations = contract_violations(outcome, config.k)
             # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
+            # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
             breaches = scope_breaches(retrieved, probe.asked_by, state.private_of)
-            if breaches:
-                violations.append(f"scope breach ({len(breaches)} hits cite private messages of an entity other "
-                                  f"than {probe.asked_by})")
             record = {
                 "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
