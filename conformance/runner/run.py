@@ -33,6 +33,7 @@ from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
+from conformance.runner.findable import findability_fault, flush_fault
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -133,6 +134,8 @@ class _ScenarioState:
     buffer: deque | None = None
     last_time: str = ""
     last_write_ms: dict[str, float] = field(default_factory=dict)
+    claimed: dict[str, int] = field(default_factory=dict)
+    """Per system, the items its Store replies reported in this scenario (the findability check)."""
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
 
 
@@ -264,6 +267,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                 if outcome is None:
                     continue
                 state.last_write_ms[system.label] = outcome.latency_ms
+                state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
                 writer.write({"kind": "store", "system": system.label, "scenario_id": run.scenario, "repeat": repeat,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
                               "usage": outcome.usage, "items_stored": outcome.items_stored,
@@ -449,8 +453,12 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
     writer = run.writer
     for system in run.live():
-        run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        ready = run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        late = flush_fault(system, ready, config.flush_timeout_s)
+        if late:
+            run.mark(system, where, "Flush", SystemFault(system.label, where, "Flush", "contract", late), "contract")
     memory = {}
+    hits_seen: dict[str, int] = {}
     for system in run.live():
         held = run.call(system, where, "Snapshot",
                         lambda s=system: _memory_state(s, namespace, state, config, where))
@@ -472,6 +480,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 writer.write(_failed_probe(system, run, line, probe))
                 continue
             retrieved = outcome.hits[: config.k]
+            hits_seen[system.label] = hits_seen.get(system.label, 0) + len(retrieved)
             started = time.perf_counter()
             # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
             offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
@@ -518,11 +527,21 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             stored = run.call(system, where, "Retrieve (marker probes)",
                               lambda s=system: _marker_probe(s, namespace, state, config, where))
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
+            memory[system.label] = held
         if held is None or system.label in run.failed:
             writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
                           "error": run.failed.get(system.label, "no memory state")})
             continue
         writer.write({**base, **held, "error": None})
+    # After the state records: a memory without Snapshot has been marker-probed by now.
+    for system in run.live():
+        held = memory.get(system.label) or {}
+        found = run.call(system, where, "Retrieve (findability check)", lambda s=system, h=held: findability_fault(
+            s, namespace, state.claimed.get(s.label, 0), h, hits_seen.get(s.label, 0), len(line.probes),
+            state.markers, state.streamed, state.asker_of, state.last_time, config.k, f"{run.scenario}/{line.checkpoint_id}"))
+        if found:
+            run.mark(system, where, "Store/Retrieve (findability check)",
+                     SystemFault(system.label, where, "findability", "contract", found), "contract")
 
 
 def _rounded(ms: float | None) -> float | None:
