@@ -558,7 +558,7 @@ class RunSummary:
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
                progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
                done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None,
-               gate: BudgetGate = HARD) -> RunSummary:
+               gate: BudgetGate = HARD, fresh_process: bool = False) -> RunSummary:
     """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
     Each repeat streams the whole corpus again into fresh namespaces
@@ -568,13 +568,20 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     disk (``--resume``), skipped. ``header``: a ``run`` record written first.
     ``gate``: the budget gate variant (DRIFT §5.2), see :func:`run_scenario`.
     A failing system does not stop the run: faults are in ``summary.faults``.
+    ``fresh_process``: every adapter the runner started gets a new process before each
+    scenario pass but the first (:func:`restart_systems`); needs ``concurrency`` 1.
     """
+    if fresh_process and concurrency > 1:
+        raise RunError(f"--fresh-process starts a new adapter process per scenario, which {concurrency} concurrent "
+                       "scenarios cannot share: use --concurrency 1 or --no-fresh-process")
     writer = RecordWriter(records_path)
     summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
     todo = [(repeat, path) for repeat in range(1, repeats + 1) for path in fixtures if (path.stem, repeat) not in done]
 
     def one(unit: tuple[int, Path]) -> None:
         repeat, path = unit
+        if fresh_process and unit is not todo[0]:
+            restart_systems(systems, summary.faults, writer, path.stem, repeat)
         prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
         run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults, gate)
 
@@ -592,3 +599,22 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     finally:
         writer.close()
     return summary
+
+
+def restart_systems(systems: list, faults: FaultLog, writer: RecordWriter, scenario: str, repeat: int) -> int:
+    """Give every restartable system a new process before ``scenario`` (``--fresh-process``);
+    returns how many were restarted. One that does not come back is recorded as dead (a
+    ``fault`` record), and is not called again; the others go on."""
+    restarted, where = 0, f"scenario {scenario}"
+    for system in systems:
+        restart = getattr(system, "restart", None)
+        if restart is None or system.label in faults.dead:
+            continue
+        try:
+            restarted += bool(restart())
+        except Exception as exc:  # noqa: BLE001 - one adapter that does not come back is its own fault
+            fault = SystemFault(system.label, where, "restart (--fresh-process)", "infrastructure", str(exc))
+            faults.add(fault, died=str(fault))
+            writer.write({"kind": "fault", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                          "where": where, "call": fault.call, "category": fault.category, "error": str(fault)})
+    return restarted

@@ -115,6 +115,22 @@ class RemoteSystem:
     def died(self) -> str | None:
         return self.process.exit_report() if self.process else None
 
+    def restart(self) -> bool:
+        """A fresh adapter process (or container) in place of this one (``--fresh-process``):
+        nothing it learnt in one scenario reaches the next. Returns False for a ``grpc://``
+        backend, which the runner did not start and cannot restart.
+
+        Raises:
+            AdapterStartError, VenvError, BackendCallError: the new process did not serve.
+        """
+        if self.process is None:
+            return False
+        self.process.stop()
+        self.process.start()
+        self.client = self.process.client
+        self.load_description()
+        return True
+
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
