@@ -140,6 +140,9 @@ _LAZY_COMMANDS = {
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Scenarios streamed at once against one instance of each adapter (separate namespaces); "
                    "latencies are then measured under that load (DRIFT §7.8 uses 4).")
+@click.option("--fresh-process/--no-fresh-process", "fresh_process", default=None,
+              help="Start a new adapter process before each scenario, so nothing an adapter learns crosses "
+                   "scenarios (recorded in the receipt).  [default: on with --include-holdout and --sealed-holdout]")
 @click.option("--resume", "resume", metavar="RUN_ID",
               help="Continue an interrupted run from its records in --records-dir (same options): finished "
                    "scenarios are kept, the rest rerun.")
@@ -182,7 +185,7 @@ _LAZY_COMMANDS = {
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, gate, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
+         encoding, gate, seed, bootstrap, repeat, concurrency, fresh_process, resume, baseline_system, records_dir, out, as_json, quiet,
          compare_with, update_baseline, sealed_holdout, answer_model, judge_model, allow_alias, answer_max_tokens,
          budget_usd, llm_cache, known_bad):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
@@ -259,7 +262,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
                                  log, repeat, baseline_system, isolation, show, sealed,
                                  dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,
-                                      known_bad=bad))
+                                      known_bad=bad, fresh_process=fresh_process))
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")

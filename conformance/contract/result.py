@@ -181,6 +181,31 @@ class Receipt(_Doc):
     notes: list[str] = []
 
 
+class InstrumentCheck(_Doc):
+    """One instrument check (:mod:`conformance.scoring.instrument`)."""
+
+    name: str
+    """``controls_present`` or ``oracle_bound``."""
+    passed: bool
+    detail: str
+    system: str | None = None
+    """``oracle_bound`` failures: the system above the oracle."""
+    metric: str | None = None
+    """``oracle_bound`` failures: the metric it is above the oracle on."""
+
+
+class InstrumentChecks(_Doc):
+    """The controls are the bounds: both controls ran, and (hard gate, generated corpus) no
+    system is above the oracle on a capability metric. A failure is a reason to audit the
+    gold (guide §9); it does not change the exit code."""
+
+    applies: bool
+    """False when the oracle bound is not defined for this run (imported data, soft or summary gate)."""
+    reason: str | None = None
+    passed: bool
+    checks: list[InstrumentCheck] = []
+
+
 class ResultDocument(_Doc):
     _rows: dict = PrivateAttr(default_factory=dict)
 
@@ -198,6 +223,9 @@ class ResultDocument(_Doc):
     bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
     system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
     reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
+    instrument_checks: InstrumentChecks | None = None
+    """Whether the controls bound the run (:class:`InstrumentChecks`); absent in results older
+    than the checks."""
     oracle_ceiling: dict[str, Any] | None = None
     """Per dataset (fixture ``source``): the oracle's recall_at_k, recall_all_in_budget and
     accuracy, probes, and ``reasons`` it sits below 1 (:mod:`conformance.scoring.ceiling`)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.contract.result import MetricValue, ResultDocument, SystemResult
+from conformance.scoring.instrument import failed_lines
 
 HORIZONS = ("short", "medium", "long")
 
@@ -26,6 +27,7 @@ HEADLINE = (
     ("revision_accuracy", "revision accuracy"),
     ("action_alignment", "action alignment"),
     ("privacy_score", "privacy score (safety, apart)"),
+    ("scope_breach_rate", "scope breach rate (privacy, apart)"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("accuracy", "accuracy"),
@@ -313,6 +315,7 @@ def deviations(doc: ResultDocument) -> list[str]:
     if not doc.complete:
         out.append("The run stopped early (complete = false): its numbers cover only what finished.")
     out += [f"Run error: {e}" for e in doc.errors]
+    out += [line[0].upper() + line[1:] for line in failed_lines(doc.instrument_checks)]
     out += [f"Run: {note}" for note in doc.receipt.notes]
     missing: dict[tuple[str, ...], list[str]] = {}
     for label, result in doc.systems.items():

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from conformance.contract.result import MetricValue, ResultDocument
 from conformance.report.html import audit_lines
+from conformance.scoring.instrument import failed_lines
 
 HEADLINE = (
     ("accuracy", "accuracy"),
@@ -27,6 +28,7 @@ DRIFT = (
     ("selectivity", "selectivity"),
     ("action_alignment", "action\nalignment"),
     ("privacy_score", "privacy\n(apart)"),
+    ("scope_breach_rate", "scope\nbreaches"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("storage_tokens_per_session", "stored\ntokens/session"),
@@ -101,6 +103,9 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
+    for line in failed_lines(doc.instrument_checks):
+        # Plainly, and first: a system above the oracle means the gold needs an audit.
+        console.print(f"[bold red]{escape(line)}[/bold red]")
     for note in receipt.notes:
         console.print(f"[bold]note:[/bold] {note}")
     for label, result in doc.systems.items():

@@ -40,6 +40,8 @@ from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, r
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
+from conformance.scoring.instrument import GENERATED, instrument_checks
+from conformance.scoring.privacy import breach_note, scope_breach_rate
 from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
@@ -144,7 +146,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
             isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
-            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None) -> ResultDocument:
+            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None,
+            fresh_process: bool | None = None) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -166,6 +169,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     gets ``spend``. A spent budget or an LLM error that survives its retries stops the run
     cleanly: finished scenarios are scored, the result is incomplete (exit 2), the records
     and the response cache keep everything paid for, and ``--resume`` continues.
+    ``fresh_process`` (``--fresh-process``): a new adapter process per scenario, so nothing an
+    adapter learns crosses scenarios; None means on exactly for published runs (holdout included
+    or sealed). Recorded in the receipt config (``fresh_process``) and, when on, the run header.
     ``known_bad``: ``{"path", "sha256", "items": {probe id: reason}}`` (``--known-bad``): those
     probes are asked as usual but left out of every metric, and each system's accuracy and
     recall over them are reported apart (``SystemResult.known_bad``).
@@ -199,6 +205,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
 
     if repeats < 1:
         raise JobError(f"--repeat must be at least 1, got {repeats}")
+    if fresh_process is None:
+        fresh_process = selection.include_holdout or sealed_holdout is not None
+    if fresh_process and concurrency > 1:
+        raise JobError(f"--fresh-process (the default with --include-holdout and --sealed-holdout) starts a new "
+                       f"adapter process per scenario, which --concurrency {concurrency} cannot share: pass "
+                       "--concurrency 1 or --no-fresh-process")
     specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
     records_path = Path(records_dir) / run_id / "records.jsonl"
     if llm is not None and llm.answer is not None:
@@ -208,6 +220,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
     if llm is not None:
         binding.update(llm.binding())  # only when set: headers of hermetic runs keep their shape
+    if fresh_process:
+        binding["fresh_process"] = True  # only when on: other headers keep their shape
     if not gate.is_hard:
         # Only when not hard: hard-gate headers stay as they were, and a run recorded before
         # --gate existed resumes as hard (a missing key compares as None against "soft:K").
@@ -244,7 +258,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
                                  progress=progress, repeats=repeats, concurrency=concurrency, done=done,
-                                 header=header, gate=gate)
+                                 header=header, gate=gate, fresh_process=fresh_process)
         except LLMError as exc:
             # A spent budget or an API that stays down: stop cleanly, score what finished.
             stopped = (f"the run stopped early: {exc} Records and cached answers are kept in {records_path.parent}; "
@@ -375,7 +389,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
             notes.append(AUDIT_FINDING_NOTE)
         if suite.measurement.get("selectivity", "").startswith("marker"):
             notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
-        notes.extend(violation_notes(recs))
+        metrics["scope_breach_rate"] = scope_breach_rate(recs, n_boot=n_boot, seed=seed)
+        breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
+                             bool((system.describe or {}).get("capabilities", {}).get("scopes")))
+        notes.extend(violation_notes(recs) + ([breach] if breach else []))
         if system.label == "oracle":
             notes.extend(oracle_notes(recs, config))
         judging = {}
@@ -416,7 +433,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
                 "answer_model": None, "judge_model": None,
                 **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency,
+                "fresh_process": fresh_process, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path.resolve()),
                 **({"grades_sha256": file_sha256(records_path.parent / GRADES_FILE)[0]} if grading is not None else {}), "sealed_holdout": sealed_holdout,
                 **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
@@ -450,8 +468,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         source_of = {p.stem: read_header(p).source for p in fixtures}
         ceiling = oracle_ceiling(rows["oracle"], gold, source_of, config.k, config.budget_tokens,
                                  import_flags(fixtures_dir))
+    checks = instrument_checks(results, generated=all(read_header(p).source.startswith(GENERATED) for p in fixtures),
+                               hard_gate=gate.is_hard)
     doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
-                         oracle_ceiling=ceiling)
+                         oracle_ceiling=ceiling, instrument_checks=checks)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
 

@@ -34,6 +34,7 @@ from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
 from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
+from conformance.runner.findable import findability_fault, flush_fault
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -134,6 +135,8 @@ class _ScenarioState:
     buffer: deque | None = None
     last_time: str = ""
     last_write_ms: dict[str, float] = field(default_factory=dict)
+    claimed: dict[str, int] = field(default_factory=dict)
+    """Per system, the items its Store replies reported in this scenario (the findability check)."""
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
     ledger: MessageLedger = field(default_factory=MessageLedger)
     """Ids, times and content words of what Store received (carried provenance, runner-owned
@@ -269,6 +272,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                 if outcome is None:
                     continue
                 state.last_write_ms[system.label] = outcome.latency_ms
+                state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
                 writer.write({"kind": "store", "system": system.label, "scenario_id": run.scenario, "repeat": repeat,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
                               "usage": outcome.usage, "items_stored": outcome.items_stored,
@@ -460,8 +464,12 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
     writer = run.writer
     for system in run.live():
-        run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        ready = run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        late = flush_fault(system, ready, config.flush_timeout_s)
+        if late:
+            run.mark(system, where, "Flush", SystemFault(system.label, where, "Flush", "contract", late), "contract")
     memory, seen_hits = {}, {}
+    hits_seen: dict[str, int] = {}
     for system in run.live():
         held = run.call(system, where, "Snapshot",
                         lambda s=system: _memory_state(s, namespace, state, config, where))
@@ -485,6 +493,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             # Carried provenance and runner-owned time: the reader dates a hit by what it carries.
             retrieved = state.ledger.own(outcome.hits[: config.k], config.budget_tokens, config.encoding)
             seen_hits.setdefault(system.label, []).extend(retrieved)
+            hits_seen[system.label] = hits_seen.get(system.label, 0) + len(retrieved)
             started = time.perf_counter()
             # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
             offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
@@ -501,10 +510,8 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             del offered
             violations = contract_violations(outcome, config.k)
             # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
+            # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
             breaches = scope_breaches(retrieved, probe.asked_by, state.private_of)
-            if breaches:
-                violations.append(f"scope breach ({len(breaches)} hits cite private messages of an entity other "
-                                  f"than {probe.asked_by})")
             record = {
                 "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
@@ -535,6 +542,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             stored = run.call(system, where, "Retrieve (marker probes)",
                               lambda s=system: _marker_probe(s, namespace, state, config, where))
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
+            memory[system.label] = held
         items = held.pop("_items", None) if held is not None else None
         if items is not None and system.label not in run.failed and system.isolation.get("mode") != "harness":
             audit = run.call(system, where, "Retrieve (state audit)",
@@ -549,6 +557,15 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                           "error": run.failed.get(system.label, "no memory state")})
             continue
         writer.write({**base, **held, "error": None})
+    # After the state records: a memory without Snapshot has been marker-probed by now.
+    for system in run.live():
+        held = memory.get(system.label) or {}
+        found = run.call(system, where, "Retrieve (findability check)", lambda s=system, h=held: findability_fault(
+            s, namespace, state.claimed.get(s.label, 0), h, hits_seen.get(s.label, 0), len(line.probes),
+            state.markers, state.streamed, state.asker_of, state.last_time, config.k, f"{run.scenario}/{line.checkpoint_id}"))
+        if found:
+            run.mark(system, where, "Store/Retrieve (findability check)",
+                     SystemFault(system.label, where, "findability", "contract", found), "contract")
 
 
 def _rounded(ms: float | None) -> float | None:
@@ -565,7 +582,7 @@ class RunSummary:
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
                progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
                done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None,
-               gate: BudgetGate = HARD) -> RunSummary:
+               gate: BudgetGate = HARD, fresh_process: bool = False) -> RunSummary:
     """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
     Each repeat streams the whole corpus again into fresh namespaces
@@ -575,13 +592,20 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     disk (``--resume``), skipped. ``header``: a ``run`` record written first.
     ``gate``: the budget gate variant (DRIFT §5.2), see :func:`run_scenario`.
     A failing system does not stop the run: faults are in ``summary.faults``.
+    ``fresh_process``: every adapter the runner started gets a new process before each
+    scenario pass but the first (:func:`restart_systems`); needs ``concurrency`` 1.
     """
+    if fresh_process and concurrency > 1:
+        raise RunError(f"--fresh-process starts a new adapter process per scenario, which {concurrency} concurrent "
+                       "scenarios cannot share: use --concurrency 1 or --no-fresh-process")
     writer = RecordWriter(records_path)
     summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
     todo = [(repeat, path) for repeat in range(1, repeats + 1) for path in fixtures if (path.stem, repeat) not in done]
 
     def one(unit: tuple[int, Path]) -> None:
         repeat, path = unit
+        if fresh_process and unit is not todo[0]:
+            restart_systems(systems, summary.faults, writer, path.stem, repeat)
         prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
         run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults, gate)
 
@@ -599,3 +623,22 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     finally:
         writer.close()
     return summary
+
+
+def restart_systems(systems: list, faults: FaultLog, writer: RecordWriter, scenario: str, repeat: int) -> int:
+    """Give every restartable system a new process before ``scenario`` (``--fresh-process``);
+    returns how many were restarted. One that does not come back is recorded as dead (a
+    ``fault`` record), and is not called again; the others go on."""
+    restarted, where = 0, f"scenario {scenario}"
+    for system in systems:
+        restart = getattr(system, "restart", None)
+        if restart is None or system.label in faults.dead:
+            continue
+        try:
+            restarted += bool(restart())
+        except Exception as exc:  # noqa: BLE001 - one adapter that does not come back is its own fault
+            fault = SystemFault(system.label, where, "restart (--fresh-process)", "infrastructure", str(exc))
+            faults.add(fault, died=str(fault))
+            writer.write({"kind": "fault", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                          "where": where, "call": fault.call, "category": fault.category, "error": str(fault)})
+    return restarted

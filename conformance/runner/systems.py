@@ -115,6 +115,22 @@ class RemoteSystem:
     def died(self) -> str | None:
         return self.process.exit_report() if self.process else None
 
+    def restart(self) -> bool:
+        """A fresh adapter process (or container) in place of this one (``--fresh-process``):
+        nothing it learnt in one scenario reaches the next. Returns False for a ``grpc://``
+        backend, which the runner did not start and cannot restart.
+
+        Raises:
+            AdapterStartError, VenvError, BackendCallError: the new process did not serve.
+        """
+        if self.process is None:
+            return False
+        self.process.stop()
+        self.process.start()
+        self.client = self.process.client
+        self.load_description()
+        return True
+
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
@@ -123,11 +139,14 @@ class RemoteSystem:
 
 
 class OracleSystem:
-    """The ceiling control: a perfect memory of each probe's gold evidence.
+    """The ceiling control: a perfect memory of what gold marks memorable.
 
-    It keeps, from each stored session, only the messages some probe of the
-    scenario cites as evidence, and answers a probe with exactly its evidence
-    (guide §5.4). Gold stays on the harness side.
+    It keeps, from each stored session, exactly the messages gold marks memorable: the
+    evidence of every signal and soft session (the messages of its events), nothing of a
+    noise session, so its selectivity is 1.0 (a departure from the guide's "exactly the
+    probed evidence", §5.4, which left unprobed signal sessions out and let a filter beat
+    it). On imported data without events, the probes' evidence. It answers a probe with
+    exactly its evidence. Gold stays on the harness side.
     """
 
     label = "oracle"
@@ -139,6 +158,7 @@ class OracleSystem:
         self._gold = gold_by_scenario
         self._evidence: dict[str, list[str]] = {}
         self._kept: dict[str, dict[str, RetrievedHit]] = {}
+        self._wanted: dict[str, set[str]] = {}
         self._via: dict[str, dict[str, str]] = {}
         """Summary gate only: namespace -> evidence message id -> the summary id that carries it."""
         self.describe = {"name": "oracle", "version": "1",
@@ -149,15 +169,24 @@ class OracleSystem:
     def reset(self, namespace: str) -> None:
         self._kept[namespace] = {}
         self._via.pop(namespace, None)
+        self._wanted.pop(namespace, None)
 
     def _scenario(self, namespace: str) -> GoldFile:
         scenario = namespace.rsplit("/", 1)[-1]
         return self._gold[scenario]
 
+    def _memorable(self, namespace: str) -> set[str]:
+        """Message ids gold marks memorable in this scenario (see the class docstring)."""
+        if namespace not in self._wanted:
+            gold = self._scenario(namespace)
+            self._wanted[namespace] = ({m for e in gold.events if gold.session_tiers.get(e.session_id, e.tier) != "noise"
+                                        for m in e.message_ids} if gold.events else
+                                       {e for p in gold.probes for e in p.evidence})
+        return self._wanted[namespace]
+
     def store(self, namespace: str, session: Session) -> StoreOutcome:
         started = time.perf_counter()
-        gold = self._scenario(namespace)
-        wanted = {e for p in gold.probes for e in p.evidence}
+        wanted = self._memorable(namespace)
         kept = self._kept[namespace]
         for m in session.messages:
             if m.message_id in wanted:
@@ -172,8 +201,7 @@ class OracleSystem:
         sentences no summary kept is lost to it as to every system.
         """
         started = time.perf_counter()
-        gold = self._scenario(namespace)
-        wanted = {e for p in gold.probes for e in p.evidence}
+        wanted = self._memorable(namespace)
         kept, via = self._kept[namespace], self._via.setdefault(namespace, {})
         for m in session.messages:
             carried = [e for e in covers.get(m.message_id, ()) if e in wanted]
@@ -199,7 +227,7 @@ class OracleSystem:
         return RetrieveOutcome(hits, (time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE))
 
     def snapshot(self, namespace: str) -> list[SnapshotItem]:
-        """The evidence messages kept so far: the smallest store that answers every probe."""
+        """The memorable messages kept so far: every signal and soft session's evidence."""
         return [SnapshotItem(mid, hit.text, hit.source_ids) for mid, hit in self._kept[namespace].items()]
 
     def died(self) -> str | None:
@@ -208,6 +236,7 @@ class OracleSystem:
     def close(self) -> None:
         self._kept.clear()
         self._via.clear()
+        self._wanted.clear()
 
 
 _GRPC = re.compile(r"^grpc://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):(?P<port>\d{1,5})$")
