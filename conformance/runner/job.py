@@ -31,7 +31,7 @@ from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.budget_gate import HARD, BudgetGate
-from conformance.runner.records import compact, iter_records, keep_completed
+from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
@@ -138,7 +138,24 @@ def versions(fixtures_dir: Path | None = None) -> dict[str, str]:
     return out
 
 
-def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
+            run_id: str | None = None, resume: bool = False, **options) -> ResultDocument:
+    """:func:`run_unlocked` holding the run folder's lock (:class:`~conformance.runner.records.RunLock`)
+    from start to result, so two runners never write one run's records.
+
+    Raises:
+        RunLocked: another runner holds this run's folder (its pid, host and start time named).
+        And everything :func:`run_unlocked` raises.
+    """
+    if resume and not run_id:
+        raise JobError("--resume needs the id of the run to continue")
+    run_id = run_id or new_run_id()
+    with RunLock(Path(records_dir) / run_id):
+        return run_unlocked(adapters, fixtures_dir, gold_dir, records_dir=records_dir, run_id=run_id, resume=resume,
+                            **options)
+
+
+def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
