@@ -189,10 +189,12 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
     A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
     its faults are recorded, its unanswered probes count as failed (same denominators for
     every system), and the result is marked incomplete (``complete`` false, ``errors``).
+    So does an adapter that never becomes ready at the start (it exits, never serves, its
+    Describe fails): it is scored as failed (``isolation.start_error``), the others run.
 
     Raises:
         CorpusError: the corpus does not validate.
-        JobError: filters match nothing, an adapter cannot start, the run was
+        JobError: filters match nothing, the run was
             interrupted (records kept; resume it), or a resume does not match its run.
     """
     started_at = _now()
@@ -245,7 +247,7 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
         # The reference compressor runs as the normaliser unless the user asked to test it.
         kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
                  for spec in specs]
-        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation))
+        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation, tolerate=True))
         tokenizer.join()
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]
