@@ -234,15 +234,18 @@ class ProcessAdapter:
             except ProcessLookupError:
                 pass
 
-    def stop(self) -> None:
-        """Stop the process (SIGTERM, then SIGKILL after 5 s), remove its cgroup(s) and its working folder."""
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after ``grace_s`` seconds; 0: SIGKILL at
+        once, for a hung adapter), remove its cgroup(s) and its working folder."""
         if self.client is not None:
             self.client.close()
             self.client = None
         if self.proc is not None and self.proc.poll() is None:
             try:
+                if grace_s <= 0:
+                    raise subprocess.TimeoutExpired(self.proc.args, 0)
                 os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=grace_s)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)

@@ -124,6 +124,34 @@ class RemoteSystem:
     def died(self) -> str | None:
         return self.process.exit_report() if self.process else None
 
+    @property
+    def idempotent_stores(self) -> bool:
+        """adapter.yaml's ``idempotent_stores`` (False for ``grpc://``: nothing declares it)."""
+        manifest = getattr(self.process, "manifest", None)
+        return bool(manifest is not None and manifest.idempotent_stores)
+
+    @property
+    def restartable(self) -> bool:
+        """True for an adapter this runner started in its own process (:meth:`restart`)."""
+        return isinstance(self.process, ProcessAdapter)
+
+    def restart(self) -> None:
+        """Stop the adapter's process (a hung one included) and start a fresh one from the same
+        folder and virtualenv; its memory is gone, so the caller resets before using it.
+
+        Raises:
+            AdapterStartError, BackendCallError: the fresh process did not come up.
+        """
+        old = self.process
+        assert isinstance(old, ProcessAdapter), "only process-mode adapters restart"
+        old.stop(grace_s=0)  # it is hung: a graceful stop would wait for the call it is stuck in
+        fresh = ProcessAdapter(old.folder, old.manifest, old.deadlines, log=old.log)
+        fresh.venv = old.venv
+        fresh.start()
+        self.process, self.client = fresh, fresh.client
+        self.isolation = {**self.isolation, "pid": fresh.proc.pid,
+                          "restarts": int(self.isolation.get("restarts", 0)) + 1}
+
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
