@@ -35,6 +35,29 @@ def _die_with_parent(parent: int | None) -> None:
         sys.exit("drift_sdk.launch: the runner is gone; not starting")
 
 
+def _kill_group_members() -> None:
+    """SIGKILL every other process of this process group (the helpers the adapter started)."""
+    me, group = os.getpid(), os.getpgrp()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) == group:  # pgrp, the 5th field of proc(5)'s stat
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            continue
+
+
+def _end_group(parent: int) -> None:
+    """On SIGTERM: kill the whole group when the runner is gone, else die as SIGTERM does."""
+    if os.getppid() != parent:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _watch_parent(parent: int, every_s: float = 0.2) -> None:
     """Kill this process group once ``parent`` is no longer our parent (it died)."""
     import threading
@@ -53,18 +76,22 @@ def main(argv: list[str]) -> None:
         sys.exit("usage: python -m drift_sdk.launch ADAPTER.py")
     runner = os.environ.get("DRIFT_RUNNER_PID")
     parent = int(runner) if runner and runner.isdigit() else None
-    _die_with_parent(parent)
     if parent is not None and os.getpgrp() == os.getpid():  # only a group of our own is ours to kill
+        # Until serve() installs its own handler, a SIGTERM (the runner's death) takes the group along.
+        signal.signal(signal.SIGTERM, lambda signum, frame: _end_group(parent))
         _watch_parent(parent)
+    _die_with_parent(parent)
     script = os.path.abspath(argv[0])
     sys.path.insert(0, os.path.dirname(script))
     sys.argv = [script]
     try:
         runpy.run_path(script, run_name="__main__")
     finally:
-        if parent is not None and os.getppid() != parent and os.getpgrp() == os.getpid():
-            # The runner died and serve() returned on the SIGTERM: take the helpers along.
-            os.killpg(os.getpgrp(), signal.SIGKILL)
+        if parent is not None and os.getpgrp() == os.getpid():
+            # serve() returned (on the SIGTERM of a stop, or of the runner's death: while the
+            # runner's threads die one by one our parent still looks alive) or the script
+            # failed: the adapter ends here, and its helpers with it.
+            _kill_group_members()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pathlib import Path
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.limits import CgroupLimits
 from conformance.backend.manifest import AdapterManifest, entry_path
+from conformance.backend.privilege import adapter_user, drop_to, grant_traverse, make_undumpable
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
 from conformance.secrets import redact
@@ -181,6 +182,24 @@ class ProcessAdapter:
         # drift_sdk.launch runs the entry script after asking the kernel to stop the adapter
         # when the runner dies, even by SIGKILL (no orphaned adapters).
         argv = [str(python), "-m", "drift_sdk.launch", str(entry)]
+        # Out of the runner's /proc (its environment holds keys this adapter was not given).
+        undumpable = make_undumpable()
+        user = adapter_user()
+        run_as = {"user": None if user is None else user.name, "undumpable": undumpable}
+        if user is not None:
+            dropped = drop_to(user, argv)
+            if dropped is None:
+                run_as.update(user="root", why="no setpriv on this host to drop to an unprivileged user")
+            else:
+                argv = dropped
+                os.chown(self.workdir, user.uid, user.gid)
+                # Not in the receipt: only the first run on a host changes anything.
+                granted = grant_traverse([python.resolve(), python.parent.parent, sdk_path(), entry,
+                                          self.workdir.parent])
+                if granted:
+                    if self.log:
+                        self.log(f"adapter {name} runs as {user.name}: granted search permission (o+x, not "
+                                 f"read) on {', '.join(granted)} so it can reach its interpreter and files")
         try:
             # The cgroup(s) exist, with their limits written, before the process does; the
             # wrapper puts the process in them before exec (see CgroupLimits.wrap), so the
@@ -200,7 +219,8 @@ class ProcessAdapter:
                                           name=f"adapter-log-{name}", daemon=True)
             self._pump.start()
             self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
-                              "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe()}
+                              "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe(),
+                              "run_as": run_as}
         except BaseException:
             self.stop()  # never leave a half-started adapter behind
             raise

@@ -23,9 +23,10 @@ import os, subprocess, sys
 from drift_sdk import Backend, Capabilities, Hit, serve
 
 child = subprocess.Popen(["sleep", "300"])
-with open({pid_file!r} + ".tmp", "w") as out:
+pid_file = os.path.join(os.environ["HOME"], "child.pid")  # its working folder: the one place it may write
+with open(pid_file + ".tmp", "w") as out:
     out.write(str(child.pid))
-os.replace({pid_file!r} + ".tmp", {pid_file!r})
+os.replace(pid_file + ".tmp", pid_file)
 print("the key is", os.environ["DRIFT_TEST_API_KEY"], file=sys.stderr, flush=True)
 
 class Spawner(Backend):
@@ -61,8 +62,7 @@ def cli(tmp_path: Path, adapter: str, env: dict) -> list[str]:
 def test_sigkilled_runner_leaves_no_helper_no_secret_and_the_next_run_sweeps(tmp_path):
     folder = tmp_path / "spawner"
     folder.mkdir()
-    pid_file = tmp_path / "child.pid"
-    (folder / "adapter.py").write_text(textwrap.dedent(SPAWNER.format(pid_file=str(pid_file))))
+    (folder / "adapter.py").write_text(textwrap.dedent(SPAWNER))
     (folder / "requirements.txt").write_text("")
     (folder / "adapter.yaml").write_text("name: spawner\ndescription: starts a helper\nenv: [DRIFT_TEST_API_KEY]\n")
     scratch = tmp_path / "tmp"
@@ -72,10 +72,10 @@ def test_sigkilled_runner_leaves_no_helper_no_secret_and_the_next_run_sweeps(tmp
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not pid_file.exists():
+        while not (found := list(scratch.glob("drift-adapter-spawner-*/child.pid"))):
             assert runner.poll() is None and time.monotonic() < deadline, "the adapter never started its helper"
             time.sleep(0.05)
-        child = int(pid_file.read_text())
+        child = int(found[0].read_text())
         time.sleep(0.5)  # let the stderr line reach the log
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait()
