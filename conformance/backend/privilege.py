@@ -94,3 +94,38 @@ def grant_traverse(paths: list[Path]) -> list[str]:
             except OSError:
                 continue
     return sorted(set(changed))
+
+
+def share_with_adapters(folder: Path) -> Path:
+    """Make ``folder`` (created if absent) usable by adapters: when they run as an unprivileged
+    user (:func:`adapter_user`), hand it to that user and let it reach it (:func:`grant_traverse`).
+    For folders given to an adapter through its environment (a response cache, a data folder),
+    which it could not otherwise write. Returns ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    user = adapter_user()
+    if user is not None:
+        os.chown(folder, user.uid, user.gid)
+        grant_traverse([folder])
+    return folder
+
+
+def unreachable_folders(env: dict[str, str], names: list[str], user: AdapterUser | None) -> list[str]:
+    """``NAME=folder`` for each variable of ``names`` whose value is an absolute path the
+    adapter user cannot write (a warning for the log: the adapter will fail to use it)."""
+    if user is None:
+        return []
+    found = []
+    for name in names:
+        value = env.get(name) or ""
+        if not value.startswith("/"):
+            continue
+        path = Path(value)
+        target = path if path.exists() else path.parent
+        try:
+            info = target.stat()
+        except OSError:
+            continue
+        if info.st_uid != user.uid and not info.st_mode & stat.S_IWOTH:
+            found.append(f"{name}={value}")
+    return found

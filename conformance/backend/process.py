@@ -26,7 +26,8 @@ from pathlib import Path
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.limits import CgroupLimits
 from conformance.backend.manifest import AdapterManifest, entry_path
-from conformance.backend.privilege import adapter_user, drop_to, grant_traverse, make_undumpable
+from conformance.backend.privilege import (adapter_user, drop_to, grant_traverse, make_undumpable,
+                                           unreachable_folders)
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
 from conformance.secrets import redact
@@ -193,6 +194,10 @@ class ProcessAdapter:
             else:
                 argv = dropped
                 os.chown(self.workdir, user.uid, user.gid)
+                blocked = unreachable_folders(env, self.manifest.env, user)
+                if blocked and self.log:
+                    self.log(f"adapter {name} runs as {user.name}, who cannot write {', '.join(blocked)}: hand the "
+                             f"folder to that user (chown) or set DRIFT_ADAPTER_USER")
                 # Not in the receipt: only the first run on a host changes anything.
                 granted = grant_traverse([python.resolve(), python.parent.parent, sdk_path(), entry,
                                           self.workdir.parent])
