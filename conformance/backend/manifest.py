@@ -54,6 +54,10 @@ class AdapterManifest(BaseModel):
     """Variables from ``env`` that switch a ``network: none`` container to outbound for a run when
     one is set to a value other than empty, ``0``, ``false``, ``no`` or ``off``: the opt-in online
     mode of an otherwise offline adapter (e.g. mem0's ``DRIFT_MEM0_INFER``)."""
+    idempotent_stores: bool = False
+    """True when storing the same session twice in a namespace leaves the memory as storing it
+    once: the runner then retries a Store that failed with UNAVAILABLE (a dropped connection),
+    as it retries every other call. False (the default): a failed Store is that scenario's fault."""
     notes: str | None = None
     verified: Literal["live", "fake-service", "unverified"] = "unverified"
     """How the adapter was verified against the system it wraps: ``live`` (run against the

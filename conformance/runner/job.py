@@ -32,7 +32,7 @@ from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
 from conformance.runner.budget_gate import HARD, BudgetGate
-from conformance.runner.records import compact, iter_records, keep_completed
+from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
@@ -141,7 +141,24 @@ def versions(fixtures_dir: Path | None = None) -> dict[str, str]:
     return out
 
 
-def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
+            run_id: str | None = None, resume: bool = False, **options) -> ResultDocument:
+    """:func:`run_unlocked` holding the run folder's lock (:class:`~conformance.runner.records.RunLock`)
+    from start to result, so two runners never write one run's records.
+
+    Raises:
+        RunLocked: another runner holds this run's folder (its pid, host and start time named).
+        And everything :func:`run_unlocked` raises.
+    """
+    if resume and not run_id:
+        raise JobError("--resume needs the id of the run to continue")
+    run_id = run_id or new_run_id()
+    with RunLock(Path(records_dir) / run_id):
+        return run_unlocked(adapters, fixtures_dir, gold_dir, records_dir=records_dir, run_id=run_id, resume=resume,
+                            **options)
+
+
+def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
@@ -179,10 +196,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
     its faults are recorded, its unanswered probes count as failed (same denominators for
     every system), and the result is marked incomplete (``complete`` false, ``errors``).
+    So does an adapter that never becomes ready at the start (it exits, never serves, its
+    Describe fails): it is scored as failed (``isolation.start_error``), the others run.
 
     Raises:
         CorpusError: the corpus does not validate.
-        JobError: filters match nothing, an adapter cannot start, the run was
+        JobError: filters match nothing, the run was
             interrupted (records kept; resume it), or a resume does not match its run.
     """
     started_at = _now()
@@ -243,7 +262,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         # The reference compressor runs as the normaliser unless the user asked to test it.
         kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
                  for spec in specs]
-        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation))
+        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation, tolerate=True))
         tokenizer.join()
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]

@@ -156,17 +156,51 @@ class SystemFault(Exception):
 MAX_HIT_CHARS = 256 * 1024
 
 
+#: Missed deadlines after which a system is given up for the run: until then each miss
+#: restarts its adapter (process mode, one scenario stream at a time), since a hung
+#: adapter would otherwise cost a deadline in every later scenario.
+MAX_DEADLINE_MISSES = 3
+#: Waits before each retry of a transient failure (UNAVAILABLE: a dropped connection, a
+#: service briefly down), seconds; bounded, so a system that stays down costs < 2 s a call.
+RETRY_BACKOFF_S = (0.1, 0.3, 0.9)
+
+
+def _status(exc: Exception) -> str | None:
+    code = getattr(exc, "code", None)
+    return getattr(code, "name", None)
+
+
 @dataclass
 class FaultLog:
     """Faults of a run, shared by every scenario (and thread) of it.
 
     ``dead``: systems whose process exited; they are not called again in this run.
+    ``given_up``: systems that missed :data:`MAX_DEADLINE_MISSES` deadlines (or could not be
+    restarted after one), with the reason naming the first miss; not called again either.
+    ``misses``: per system, the faults of its missed deadlines so far.
+    ``restarts_allowed``: adapters are restarted after a miss (one stream at a time only:
+    an adapter lives as long as the thread that started it, :mod:`drift_sdk.launch`).
     ``messages``: one line per fault, in the order they happened (the result's errors).
     """
 
     dead: dict[str, str] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)
+    misses: dict[str, list[str]] = field(default_factory=dict)
+    restarts_allowed: bool = True
     messages: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def missed_deadline(self, label: str, fault: str, restartable: bool) -> bool:
+        """Count a missed deadline; True when the adapter should be restarted, False when it
+        is given up for the run (the reason names the first miss)."""
+        with self.lock:
+            misses = self.misses.setdefault(label, [])
+            misses.append(fault)
+            if len(misses) < MAX_DEADLINE_MISSES and restartable and self.restarts_allowed:
+                return True
+            self.given_up.setdefault(label, f"given up for the run after it missed {len(misses)} deadline"
+                                            f"{'s' if len(misses) != 1 else ''} (first: {misses[0].splitlines()[0]})")
+            return False
 
     def add(self, fault: "SystemFault", died: str | None) -> None:
         with self.lock:
@@ -208,11 +242,59 @@ class _Scenario:
         self.writer.write({"kind": "fault", "system": system.label, "scenario_id": self.scenario,
                            "repeat": self.repeat, "where": where, "call": call, "category": category,
                            "error": str(fault)})
+        if not died and _status(exc) == "DEADLINE_EXCEEDED":
+            self._after_missed_deadline(system, str(fault))
 
-    def call(self, system, where: str, call: str, fn):
-        """``fn()``, or None after recording a fault (the system is then skipped here)."""
+    def _after_missed_deadline(self, system, fault: str) -> None:
+        """A hung adapter still holds the call (and, in most, its one lock): restart it, so
+        the next scenario finds it answering, or give it up after too many misses."""
+        restart = getattr(system, "restart", None)
+        restartable = restart is not None and system.restartable
+        if not self.faults.missed_deadline(system.label, fault, restartable):
+            if restartable:
+                system.process.stop(grace_s=0)  # given up: a hung process holds memory for nothing
+            return
         try:
-            return fn()
+            restart(grace_s=0)
+        except Exception as exc:  # noqa: BLE001 - a restart that fails gives the system up
+            with self.faults.lock:
+                self.faults.given_up.setdefault(system.label, f"given up for the run: the restart after a missed "
+                                                              f"deadline failed ({str(exc).splitlines()[0]}); first "
+                                                              f"cause: {fault.splitlines()[0]}")
+            return
+        self.writer.write({"kind": "restart", "system": system.label, "scenario_id": self.scenario,
+                           "repeat": self.repeat, "cause": fault})
+
+    def _transient(self, system, call: str, exc: Exception) -> bool:
+        if _status(exc) != "UNAVAILABLE" or system.died():
+            return False
+        # A retried Store may store twice: only adapters that say a repeated Store is harmless.
+        return call != "Store" or bool(getattr(system, "idempotent_stores", False))
+
+    def retrying(self, system, where: str, call: str, fn):
+        """``fn()``, retried after each wait of :data:`RETRY_BACKOFF_S` while it fails
+        transiently (gRPC UNAVAILABLE from a live adapter), each retry written as a ``retry``
+        record; Store only for adapters declaring ``idempotent_stores`` (adapter.yaml).
+        The last failure is raised."""
+        for attempt in range(len(RETRY_BACKOFF_S) + 1):
+            try:
+                return fn()
+            except SystemFault:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the caller records what is left
+                if attempt == len(RETRY_BACKOFF_S) or not self._transient(system, call, exc):
+                    raise
+                wait = RETRY_BACKOFF_S[attempt]
+                self.writer.write({"kind": "retry", "system": system.label, "scenario_id": self.scenario,
+                                   "repeat": self.repeat, "where": where, "call": call, "attempt": attempt + 1,
+                                   "backoff_s": wait, "error": str(exc)})
+                time.sleep(wait)
+
+    def call(self, system, where: str, call: str, fn, retry: bool = True):
+        """``fn()`` (through :meth:`retrying` unless ``retry`` is False: ``fn`` retries its
+        own calls), or None after recording a fault (the system is then skipped here)."""
+        try:
+            return self.retrying(system, where, call, fn) if retry else fn()
         except SystemFault as exc:
             self.mark(system, where, call, exc, "contract")
         except Exception as exc:  # noqa: BLE001 - any failure of one system is that system's fault
@@ -255,6 +337,10 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             state.ledger.scenario_id = scenario
             progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
             for system in systems:
+                if system.label in faults.given_up:
+                    run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: "
+                                                f"{faults.given_up[system.label]}")
+                    continue
                 if system.label in faults.dead:
                     run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: its process exited "
                                                 f"earlier in the run ({faults.dead[system.label].splitlines()[0]})")
@@ -325,7 +411,8 @@ def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConf
             "stored_sessions": sorted(stored), "_items": items}
 
 
-def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str) -> list[str]:
+def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str,
+                  run: "_Scenario | None" = None) -> list[str]:
     """Sessions whose marker comes back from Retrieve(marker): the no-Snapshot fallback (DRIFT §7.2).
 
     A session counts as stored when a hit's text contains its marker verbatim; provenance
@@ -338,7 +425,8 @@ def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConf
             continue
         probe = Probe(probe_id=f"marker-{session_id}", asked_by=state.asker_of.get(session_id, "harness"),
                       query=marker, asked_at=state.last_time)
-        outcome = system.retrieve(namespace, probe, config.k)
+        ask = (lambda p=probe: system.retrieve(namespace, p, config.k))
+        outcome = ask() if run is None else run.retrying(system, where, "Retrieve (marker probes)", ask)
         if any(marker in hit.text for hit in outcome.hits[: config.k]):
             stored.append(session_id)
     return sorted(stored)
@@ -540,7 +628,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
         held = memory.get(system.label)
         if held is not None and held["method"] is None and state.markers and system.label not in run.failed:
             stored = run.call(system, where, "Retrieve (marker probes)",
-                              lambda s=system: _marker_probe(s, namespace, state, config, where))
+                              lambda s=system: _marker_probe(s, namespace, state, config, where, run), retry=False)
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
             memory[system.label] = held
         items = held.pop("_items", None) if held is not None else None
@@ -600,6 +688,8 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
                        "scenarios cannot share: use --concurrency 1 or --no-fresh-process")
     writer = RecordWriter(records_path)
     summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
+    # A restarted adapter lives as long as the thread that restarts it: the caller's, only when serial.
+    summary.faults.restarts_allowed = concurrency <= 1
     todo = [(repeat, path) for repeat in range(1, repeats + 1) for path in fixtures if (path.stem, repeat) not in done]
 
     def one(unit: tuple[int, Path]) -> None:
