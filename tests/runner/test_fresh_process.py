@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.backend.privilege import share_with_adapters
 from conformance.runner.job import JobError, run_job
 from conformance.runner.run import Selection
 
@@ -38,7 +39,8 @@ serve(Pids())
 
 
 def pids_adapter(tmp_path: Path) -> tuple[str, Path]:
-    log = tmp_path / "resets.log"
+    # the adapter may run as an unprivileged user (a root runner): it writes its log there
+    log = share_with_adapters(tmp_path / "logs") / "resets.log"
     folder = tmp_path / "pids"
     folder.mkdir()
     (folder / "adapter.py").write_text(textwrap.dedent(PIDS.format(log=str(log))))
