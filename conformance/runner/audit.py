@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -266,7 +267,7 @@ def apply_state_audit(records: list[dict]) -> dict | None:
     findings: dict[str, list[str]] = {}
     for r in states:
         for line in r["audit"]["findings"]:
-            findings.setdefault(line.split(" (first")[0].split(" ", 1)[1], []).append(
+            findings.setdefault(re.sub(r"\d+", "N", line.split(" (first")[0]), []).append(
                 f"{r['scenario_id']} {r['checkpoint_id']}: {line}")
     summary = {"passed": not findings, "checkpoints": len(states),
                "hits_checked": sum(r["audit"]["hits_checked"] for r in states),
