@@ -10,7 +10,9 @@ The findability check at a checkpoint: the system claims items (its Store replie
 ``items_stored`` summed over the scenario, or its Snapshot's items, are above 0), and yet
 every Retrieve of the checkpoint's probes returned no hit; then up to
 :data:`MARKER_SAMPLE` stored sessions' markers (generated corpora) are retrieved as well.
-Nothing back from any of them is the fault. The sessions sampled are ones the Snapshot
+Nothing back from any of them is the fault; without a marker to ask (imported data) the
+check does not run, since a probe that shares no word with an honest keyword memory's
+contents returns nothing too. The sessions sampled are ones the Snapshot
 cites when the system has one (a selective memory need not keep the others). A memory that
 keeps nothing and says so (``none``) claims no item; the controls are the instrument, not
 systems under test, and are not checked (the oracle keeps no marker by design).
@@ -59,12 +61,14 @@ def findability_fault(system, namespace: str, claimed: int, held: dict, hits_see
     cited = set(held.get("stored_sessions") or streamed)
     with_marker = [s for s in streamed if markers.get(s) and s in cited]
     sample = sampled_sessions(with_marker, seed)
+    if not sample:
+        return None  # no marker to ask (imported data): a probe a keyword memory cannot match proves nothing
     for session_id in sample:
         probe = Probe(probe_id=f"findable-{session_id}", asked_by=asker_of.get(session_id, "harness"),
                       query=markers[session_id], asked_at=asked_at)
         if system.retrieve(namespace, probe, k).hits:
             return None
     claims = f"Store claimed {claimed} items" + (f", Snapshot lists {snapshot_items}" if snapshot_items else "")
-    tried = f"{probes_asked} probes" + (f" and the markers of {len(sample)} stored sessions" if sample else "")
+    tried = f"{probes_asked} probes and the markers of {len(sample)} stored sessions"
     return (f"findability check: {claims}, yet Retrieve returned no hit for any of {tried} after Flush: "
             "a memory that keeps nothing it reports (not a low score)")
