@@ -67,6 +67,8 @@ class OwnedHit:
     carried: tuple[str, ...]
     """Message ids the hit's text carries (within its first ``budget_tokens`` tokens)."""
     adapter_timestamp: str
+    words: frozenset[str] = frozenset()
+    """Content words of the hit's text within its first ``budget_tokens`` tokens (what can carry)."""
 
 
 @dataclass
@@ -123,7 +125,7 @@ class MessageLedger:
             words = content_words(budget_cut(hit.text, budget_tokens, encoding))
             carried = tuple(carried_ids(words, hit.source_ids, self.words_of, self.messages_of))
             out.append(OwnedHit(hit.text, hit.score, tuple(hit.source_ids), self._time(hit.source_ids, carried),
-                                carried, hit.timestamp))
+                                carried, hit.timestamp, words))
         return out
 
     def _time(self, source_ids: Iterable[str], carried: tuple[str, ...]) -> str:

@@ -35,6 +35,7 @@ from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, Sess
 from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
 from conformance.runner.findable import findability_fault, flush_fault
+from conformance.provenance import carries
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -502,16 +503,30 @@ def buffer_hits(buffer, entity: str) -> list[BufferHit]:
             for session in reversed(buffer) for m in reversed(session.messages) if visible_to(m, entity)]
 
 
-def scope_breaches(hits, entity: str, private_of: dict[str, str]) -> list[dict]:
-    """Hits whose provenance names a private message of an entity other than ``entity`` (DRIFT §5.3).
+def scope_breaches(hits, entity: str, private_of: dict[str, str],
+                   words_of: dict[str, frozenset[str]] | None = None) -> list[dict]:
+    """Hits that name or carry a private message of an entity other than ``entity`` (DRIFT §5.3).
 
-    ``hits``: retrieved hits in rank order (rank = 1-based position). Returns one
-    ``{"rank": r, "private_ids": [...]}`` per breaching hit, ids in provenance order.
-    A session-level id names no message and is never a breach.
+    ``hits``: retrieved hits in rank order (rank = 1-based position); with ``words_of``
+    (message id -> content words, the runner's ledger) and hits carrying ``words``
+    (:class:`conformance.runner.audit.OwnedHit`), citations are not taken on trust: a hit that
+    cites a session breaches when its text carries another entity's private message of it, and
+    a hit whose text carries nothing it cites (it cites nothing, or a message it does not hold)
+    breaches when its text carries another entity's private message (:func:`conformance.provenance.carries`).
+    A hit that carries what it cites is judged by its citations only (an honest shared message may
+    share words with a private one). Returns one ``{"rank": r, "private_ids": [...]}`` per breaching
+    hit: cited private ids in provenance order, else carried ones. A session id alone is no breach.
     """
     found = []
+    foreign = [m for m, owner in private_of.items() if owner != entity] if words_of else []
     for rank, hit in enumerate(hits, start=1):
         others = [sid for sid in dict.fromkeys(hit.source_ids) if private_of.get(sid, entity) != entity]
+        carried = getattr(hit, "carried", ())
+        if not others:  # a session citation whose text carries the private message
+            others = [m for m in carried if private_of.get(m, entity) != entity]
+        words = getattr(hit, "words", None)
+        if words and not others and not carried:  # cites nothing its text carries: read the text
+            others = [m for m in foreign if carries(words, words_of.get(m, frozenset()))]
         if others:
             found.append({"rank": rank, "private_ids": others})
     return found
@@ -599,7 +614,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             violations = contract_violations(outcome, config.k)
             # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
             # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
-            breaches = scope_breaches(retrieved, probe.asked_by, state.private_of)
+            breaches = scope_breaches(retrieved, probe.asked_by, state.private_of, state.ledger.words_of)
             record = {
                 "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,

@@ -283,6 +283,24 @@ def test_scope_breaches_are_recorded_and_kept_in_context(tmp_path, gate, leaked)
     assert record["hits"][1]["source_ids"] == [leaked] and record["hits"][1]["in_budget"]
 
 
+@pytest.mark.parametrize("cited", [("s1",), ("s1-m0",), ()], ids=["session id", "a shared message", "nothing"])
+def test_a_leak_is_a_breach_whatever_the_hit_cites(tmp_path, cited):
+    # Citations are the adapter's word: a hit carrying alice's private message is a breach even
+    # when it cites her session, a shared message, or nothing (bench/attacks/scope_launder).
+    hit = [RetrievedHit("alice: My secret locker code is 4101.", 2.0, cited, _time(1, 1))]
+    records = _run(tmp_path, [Fake("leaky", answer=lambda stored: hit)], "hard")
+    [breach] = _probe_record(records, "leaky")["scope_breaches"]
+    # Alice's other locker notes share the template's words: carried too, and private all the same.
+    assert breach["rank"] == 1 and "s1-m1" in breach["private_ids"]
+    assert not [m for m in breach["private_ids"] if not m.endswith("-m1")], "bob's own notes are no breach"
+
+
+def test_a_shared_hit_that_shares_a_word_with_a_private_message_is_no_breach(tmp_path):
+    hit = [RetrievedHit("alice: I moved to Oslo this week.", 2.0, ("s1-m0",), _time(1))]
+    records = _run(tmp_path, [Fake("honest", answer=lambda stored: hit)], "hard")
+    assert "scope_breaches" not in _probe_record(records, "honest")
+
+
 def test_no_breach_when_the_owner_asks(tmp_path):
     hit = [RetrievedHit("alice: My secret locker code is 4101.", 2.0, ("s1-m1",), _time(1, 1))]
     records = _run(tmp_path, [Fake("leaky", answer=lambda stored: hit)], "hard", asked_by="alice")
