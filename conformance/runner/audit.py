@@ -213,6 +213,9 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
     Raises what ``system.retrieve`` raises (the runner records it as that system's fault).
     """
     words_by = _snapshot_view(items, ledger, system.label)
+    # "Holds" is what selectivity counts as stored: an item citing the session that carries one of its
+    # messages; a session cited only by shards that carry nothing would look unstored yet back every hit.
+    held = ledger.carried_sessions(system.label, items)
     unsupported, unbacked, checked = [], [], 0
     for hit in probe_hits:
         checked += 1
@@ -231,7 +234,7 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
         if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
                and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
             found.append(session)
-            if session not in words_by:
+            if session not in held:
                 hidden.append(session)
         for hit in owned:
             checked += 1

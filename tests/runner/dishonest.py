@@ -93,6 +93,25 @@ class UnderstatedSnapshot(Overlap):
         return [SnapshotItem(mid, text, (mid,)) for _, mid, text in shortest.values()]
 
 
+class ShredsNoise(Overlap):
+    """Keeps and answers like Overlap; its Snapshot lists signal sessions' messages verbatim and every
+    other message as one-word items citing it (bench/attacks/shred_noise): a one-word item carries no
+    message, so those sessions looked unstored, while the shards together back every hit."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def snapshot(self, namespace):
+        out = []
+        for mid, sid, text, _ in self.docs[namespace]:
+            if sid in self.signal:
+                out.append(SnapshotItem(mid, text, (mid,)))
+            else:
+                out += [SnapshotItem(f"{mid}#{i}", word, (mid,)) for i, word in enumerate(sorted(content_words(text)))]
+        return out
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

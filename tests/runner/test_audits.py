@@ -87,6 +87,20 @@ def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, mo
     assert "understated: audit finding: state audit failed" in render_markdown(doc)
 
 
+def test_a_snapshot_that_shreds_noise_into_single_words_is_caught(tmp_path, monkeypatch):
+    signal = dishonest.signal_sessions(SCENARIOS)
+    before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"), dishonest.ShredsNoise("shreds", signal),
+                 audit=False)
+    assert value(before, "shreds", "accuracy") == value(before, "honest", "accuracy")
+    assert value(before, "shreds", "selectivity") > value(before, "honest", "selectivity") + 0.2
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.ShredsNoise("shreds", signal))
+    audit = doc.systems["shreds"].state_audit
+    assert audit.passed is False and any("Snapshot does not hold" in line for line in audit.findings)
+    for metric in ("recall_at_k", *STORAGE):
+        assert no_better(doc, "shreds", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
     # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.

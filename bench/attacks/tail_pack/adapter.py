@@ -14,7 +14,7 @@ from drift_sdk import Hit, serve  # noqa: E402
 
 BUDGET_TOKENS = 1200
 HONEST_CHARS_PER_TOKEN = 2.5   # overestimates tokens: an honest hit kept past the real cut is harmless
-PACK_CHARS = 3600              # about 800-1,000 tokens of English: under the per-hit budget
+PACK_CHARS = 4700              # about 1,100-1,300 tokens of English: about the per-hit budget, past the reader's context
 
 
 class TailPack(KeywordBackend):
