@@ -202,7 +202,8 @@ def _hit_problems(hit, words_by: Mapping[str, set[str]], ledger: MessageLedger) 
 
 
 def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe_hits: list, k: int,
-                     budget_tokens: int, encoding: str, sessions: list[str], asked_at: str) -> dict:
+                     budget_tokens: int, encoding: str, sessions: list[str], asked_at: str,
+                     marker_held: Iterable[str] | None = None) -> dict:
     """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
 
     ``items``: its Snapshot (objects with ``item_id``, ``text``, ``source_ids``); ``probe_hits``:
@@ -211,13 +212,17 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
     Retrieve once per session, at ``asked_at``. Returns ``{"hits_checked", "probed", "found",
     "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
     Raises what ``system.retrieve`` raises (the runner records it as that system's fault).
+
+    ``marker_held``: for a system without Snapshot, the sessions its marker probes found
+    (``items`` then empty): the sentence probes check that story instead (a session whose content
+    comes back but whose marker does not is a mismatch); hits are not checked against items.
     """
     words_by = _snapshot_view(items, ledger, system.label)
     # "Holds" is what selectivity counts as stored: an item citing the session that carries one of its
     # messages; a session cited only by shards that carry nothing would look unstored yet back every hit.
-    held = ledger.carried_sessions(system.label, items)
+    held = ledger.carried_sessions(system.label, items) if marker_held is None else set(marker_held)
     unsupported, unbacked, checked = [], [], 0
-    for hit in probe_hits:
+    for hit in (probe_hits if marker_held is None else ()):
         checked += 1
         missing, bad_text = _hit_problems(hit, words_by, ledger)
         if missing:
@@ -236,7 +241,7 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
             found.append(session)
             if session not in held:
                 hidden.append(session)
-        for hit in owned:
+        for hit in (owned if marker_held is None else ()):
             checked += 1
             missing, bad_text = _hit_problems(hit, words_by, ledger)
             if missing:
@@ -251,7 +256,8 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
         findings.append(f"{len(unbacked)} hits' text is not backed by the Snapshot items citing the same "
                         f"messages (first: {unbacked[0]!r})")
     if hidden:
-        findings.append(f"Retrieve returns content of {len(hidden)} sessions the Snapshot does not hold (first: "
+        holder = "the Snapshot does not hold" if marker_held is None else "whose marker Retrieve does not return"
+        findings.append(f"Retrieve returns content of {len(hidden)} sessions {holder} (first: "
                         f"{', '.join(hidden[:MAX_EXAMPLES])})")
     return {"hits_checked": checked, "probed": probed, "found": found, "findings": findings}
 

@@ -655,6 +655,14 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                                                                audited, state.last_time))
             if audit is not None:
                 held = {**held, "audit": audit}
+        elif held is not None and held["method"] == "marker_probe" and system.label not in run.failed:
+            # No Snapshot: markers can be recognised, so the sentence probes check what they say.
+            audit = run.call(system, where, "Retrieve (state audit)",
+                             lambda s=system, h=held: audit_checkpoint(s, namespace, state.ledger, [], [], config.k,
+                                                                       config.budget_tokens, config.encoding,
+                                                                       audited, state.last_time, h["stored_sessions"]))
+            if audit is not None:
+                held = {**held, "audit": audit}
         if held is None or system.label in run.failed:
             writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
                           "error": run.failed.get(system.label, "no memory state")})

@@ -8,6 +8,7 @@ tests put it in place of ``open_systems``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from conformance.answer.reader import ContextHit, answer_probe
@@ -110,6 +111,25 @@ class ShredsNoise(Overlap):
             else:
                 out += [SnapshotItem(f"{mid}#{i}", word, (mid,)) for i, word in enumerate(sorted(content_words(text)))]
         return out
+
+
+class DodgesMarkers(Overlap):
+    """Keeps and answers like Overlap but declares no Snapshot, and answers a session's marker
+    (a bare code: the no-Snapshot selectivity probe) only for signal sessions (bench/attacks/marker_dodge)."""
+
+    supports_snapshot = False
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+        self.describe = {**self.describe, "capabilities": {"provenance": True, "snapshot": False}}
+
+    def hits(self, namespace, probe, k):
+        hits = super().hits(namespace, probe, k)
+        if re.fullmatch(r"[A-Z]{2}\d{4}", probe.query.strip()):
+            sessions = {mid: sid for mid, sid, _, _ in self.docs[namespace]}
+            hits = [h for h in hits if sessions[h.source_ids[0]] in self.signal]
+        return hits
 
 
 class CitesEverything(Overlap):

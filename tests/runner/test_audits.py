@@ -101,6 +101,19 @@ def test_a_snapshot_that_shreds_noise_into_single_words_is_caught(tmp_path, monk
                          lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
+def test_a_memory_without_snapshot_that_dodges_markers_is_caught(tmp_path, monkeypatch):
+    signal = dishonest.signal_sessions(SCENARIOS)
+    before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"),
+                 dishonest.DodgesMarkers("dodges", signal), audit=False)
+    assert value(before, "dodges", "accuracy") == value(before, "honest", "accuracy")
+    assert value(before, "dodges", "selectivity") > value(before, "honest", "selectivity") + 0.2
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.DodgesMarkers("dodges", signal))
+    audit = doc.systems["dodges"].state_audit
+    assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
+    assert doc.systems["dodges"].measurement["selectivity"].startswith("state audit")
+    assert no_better(doc, "dodges", "honest", "selectivity")
+
+
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
     # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.
