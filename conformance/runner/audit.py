@@ -175,29 +175,47 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(ids the Snapshot covers: messages, and sessions, by item; words per covered id)."""
+    """(words per covered id, characters per covered id) of a Snapshot.
+
+    Covered ids: the messages and sessions its items cite. An item's characters are shared
+    equally among the distinct ids it cites (and each one's session): what an item citing every
+    message holds, per message, is its length over their number.
+    """
     words_by: dict[str, set[str]] = {}
+    chars_by: dict[str, float] = {}
     for item in items:
         words = ledger.words_of_item(label, item)
-        for source in item.source_ids:
+        sources = set(item.source_ids)
+        share = len(item.text) / max(1, len(sources))
+        for source in sources:
             for key in {source, ledger.session_of.get(source, source)}:
                 words_by.setdefault(key, set()).update(words)
-    return words_by
+                chars_by[key] = chars_by.get(key, 0.0) + share
+    return words_by, chars_by
 
 
-def _hit_problems(hit, words_by: Mapping[str, set[str]], ledger: MessageLedger) -> tuple[list[str], bool]:
-    """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them)."""
-    missing, related = [], set()
+def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
+    """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
+
+    Backed: those items hold at least :data:`BACKED_SHARE` of the hit's content words, and their
+    characters, shared per cited id (:func:`_snapshot_view`), come to at least that share of the
+    hit's length: a Snapshot that lists each word once (a vocabulary) holds the words, not the text.
+    """
+    words_by, chars_by = view
+    missing, related, chars, seen = [], set(), 0.0, set()
     for source in hit.source_ids:
         session = ledger.session_of.get(source, source)
-        if source in words_by:
-            related |= words_by[source]
-        elif session in words_by:
-            related |= words_by[session]
-        else:
+        key = source if source in words_by else session if session in words_by else None
+        if key is None:
             missing.append(source)
+            continue
+        related |= words_by[key]
+        if key not in seen:
+            seen.add(key)
+            chars += chars_by[key]
     words = content_words(hit.text)
-    unbacked = bool(words) and not missing and len(words & related) < BACKED_SHARE * len(words)
+    unbacked = bool(words) and not missing and (len(words & related) < BACKED_SHARE * len(words)
+                                                or chars < BACKED_SHARE * len(hit.text))
     return missing, unbacked
 
 
@@ -217,14 +235,14 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
     (``items`` then empty): the sentence probes check that story instead (a session whose content
     comes back but whose marker does not is a mismatch); hits are not checked against items.
     """
-    words_by = _snapshot_view(items, ledger, system.label)
+    view = _snapshot_view(items, ledger, system.label)
     # "Holds" is what selectivity counts as stored: an item citing the session that carries one of its
     # messages; a session cited only by shards that carry nothing would look unstored yet back every hit.
     held = ledger.carried_sessions(system.label, items) if marker_held is None else set(marker_held)
     unsupported, unbacked, checked = [], [], 0
     for hit in (probe_hits if marker_held is None else ()):
         checked += 1
-        missing, bad_text = _hit_problems(hit, words_by, ledger)
+        missing, bad_text = _hit_problems(hit, view, ledger)
         if missing:
             unsupported.append(missing[0])
         elif bad_text:
@@ -243,7 +261,7 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
                 hidden.append(session)
         for hit in (owned if marker_held is None else ()):
             checked += 1
-            missing, bad_text = _hit_problems(hit, words_by, ledger)
+            missing, bad_text = _hit_problems(hit, view, ledger)
             if missing:
                 unsupported.append(missing[0])
             elif bad_text:

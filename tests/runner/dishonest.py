@@ -132,6 +132,17 @@ class DodgesMarkers(Overlap):
         return hits
 
 
+class VocabularySnapshot(Overlap):
+    """Keeps and answers like Overlap; its Snapshot is one item citing every message whose text is
+    the vocabulary of all it stores, each word once (bench/attacks/vocab_snapshot): it holds every
+    hit's words, so it backed every hit, at a fraction of the storage."""
+
+    def snapshot(self, namespace):
+        docs = self.docs[namespace]
+        vocab = dict.fromkeys(w for _, _, text, _ in docs for w in sorted(content_words(text)))
+        return [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))] if docs else []
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

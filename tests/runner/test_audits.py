@@ -114,6 +114,22 @@ def test_a_memory_without_snapshot_that_dodges_markers_is_caught(tmp_path, monke
     assert no_better(doc, "dodges", "honest", "selectivity")
 
 
+def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
+    before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"), dishonest.VocabularySnapshot("vocab"),
+                 audit=False)
+    assert value(before, "vocab", "accuracy") == value(before, "honest", "accuracy")
+    assert value(before, "vocab", "storage_tokens_per_session") < value(before, "honest",
+                                                                        "storage_tokens_per_session") / 2
+    assert value(before, "vocab", "tes") > 2 * value(before, "honest", "tes")
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.VocabularySnapshot("vocab"))
+    audit = doc.systems["vocab"].state_audit
+    assert audit.passed is False and any("not backed" in line for line in audit.findings)
+    assert doc.systems["honest"].state_audit.passed
+    for metric in ("recall_at_k", *STORAGE):
+        assert no_better(doc, "vocab", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
     # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.
