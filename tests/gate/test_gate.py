@@ -381,3 +381,23 @@ def test_cli_errors_exit_2(tmp_path):
     assert proc.returncode == 2 and "at receipt: Field required" in proc.stderr
     proc = cli("--adapter", "keyword", "--scenario", "no-such-*", "--compare", "b.json", "--quiet", cwd=tmp_path)
     assert proc.returncode == 2 and "match no fixture" in proc.stderr
+
+
+def test_a_new_corpus_major_version_asks_for_a_rebless_by_name(baseline, keyword_run):
+    """Migration: a committed baseline of corpus 1.x against a run on 2.x says which corpus changed and how to
+    re-bless (exit 2, its own message); a minor bump or a re-blessed baseline takes the ordinary paths."""
+    def on(version: str) -> ResultDocument:
+        receipt = keyword_run.receipt.model_copy(update={"versions": {**keyword_run.receipt.versions,
+                                                                      "corpus": version},
+                                                         "selection_hash": "f" * 64})
+        return keyword_run.model_copy(update={"receipt": receipt})
+    old = baseline.model_copy(update={"corpus_version": "1.0.0"})
+    moved = compare(old, on("2.0.0"))
+    assert exit_code(moved) == 2
+    assert moved.reason.startswith("corpus changed from 1.0.0 to 2.0.0: ")
+    assert "re-bless with `drift-conformance --adapter keyword" in moved.reason and "--update-baseline`" in moved.reason
+    legacy = compare(baseline.model_copy(update={"corpus_version": None}), on("2.0.0"))
+    assert legacy.reason.startswith("corpus changed from an unversioned corpus (1.x) to 2.0.0")
+    minor = compare(old, on("1.1.0"))
+    assert exit_code(minor) == 2 and "corpus changed" not in minor.reason and "re-blessed" in minor.reason
+    assert baseline_from_result(on("2.0.0")).corpus_version == "2.0.0"

@@ -277,6 +277,7 @@ def test_consistency_probes_come_in_pairs_from_two_entities(loaded):
 
 def test_action_probes_have_one_consistent_choice_and_leak_nothing_by_structure(loaded):
     total = default_right = 0
+    expected = 0.0
     positions = Counter()
     for data in loaded.values():
         snap = data.gold.snapshots
@@ -294,9 +295,10 @@ def test_action_probes_have_one_consistent_choice_and_leak_nothing_by_structure(
             assert len(overlap) == 1, (p.probe_id, [c.tags for c in asked.choices])
             total += 1
             default_right += next(c for c in asked.choices if c.default).choice_id == p.answer
+            expected += 1 / len(asked.choices)
             positions[[c.choice_id for c in asked.choices].index(p.answer)] += 1
-    # The default (an amnesiac's pick) is right only sometimes.
-    assert total >= 50 and 0.08 * total <= default_right <= 0.25 * total, (default_right, total)
+    # The default (an amnesiac's pick) is right as often as any position: 1/len(choices) per probe.
+    assert total >= 50 and abs(default_right - expected) <= 3 * expected ** 0.5, (default_right, expected, total)
     assert max(positions.values()) <= 0.4 * total, positions
 
 
@@ -313,7 +315,8 @@ def test_temporal_answer_position_and_rank_are_spread(loaded):
     total = sum(positions.values())
     assert total >= 50
     assert max(positions.values()) <= 0.4 * total and len(positions) >= 4, positions
-    assert max(ranks.values()) <= 0.45 * total and len(ranks) == 4, ranks
+    # The rank is uniform: the smallest amount (what a hit dated "now" points to) is right a quarter of the time.
+    assert len(ranks) == 4 and all(abs(n - total / 4) <= 3 * (total * 3 / 16) ** 0.5 for n in ranks.values()), ranks
 
 
 def test_queries_do_not_name_the_answer(loaded):
