@@ -111,13 +111,16 @@ class TemplateSynthesizer:
         evidence_at = -1
         if event is not None and not event.private:
             slots = [i for i, a in enumerate(order) if a == event.speaker]
-            evidence_at = rng.choice(slots) if slots else 0
             if not slots:
                 order[0] = event.speaker
-        free = [i for i in range(len(order)) if i != evidence_at] or [len(order)]
-        if evidence_at >= 0 and free == [len(order)]:  # a one-turn session: the decoys get their own turn
-            order.append(next((p for p in ctx.present if p != event.speaker), event.speaker))
-            parts.append([])
+                slots = [0]
+            evidence_at = rng.choice([i for i in slots if i < len(order) - 1] or slots)
+            if evidence_at == len(order) - 1:
+                # The event is never the last turn: someone answers it (so the session marker, which goes on
+                # the last shared turn that is not evidence, sits where it sits in every tier).
+                order.append(next((p for p in ctx.present if p != event.speaker), event.speaker))
+                parts.append([self._part(rng, content, ctx, order[-1])])
+        free = [i for i in range(len(order)) if i != evidence_at]
         for _ in range(count):
             at = rng.choice(free)
             text = self._decoy(rng, content, ctx, order[at], exclude)
