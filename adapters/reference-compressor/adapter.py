@@ -112,7 +112,7 @@ _STEMMER = Stemmer.Stemmer("english")
 #: extractive-2: the share of a session's transcript tokens a summary may keep (DRIFT's 512 caps it).
 SESSION_SHARE = 0.3
 #: ... but never fewer tokens than this (a short session keeps its one or two facts).
-SHARE_FLOOR_TOKENS = 40
+SHARE_FLOOR_TOKENS = 100
 FORM = "extractive-2"
 
 MODEL_VAR, KEY_VAR = "DRIFT_REFERENCE_LLM_MODEL", "ANTHROPIC_API_KEY"

@@ -206,7 +206,7 @@ def test_reset_isolates_namespaces_and_settings_report_the_cap():
     with pytest.raises(ValueError):
         b.store("missing", session(1, "I live in Rome"))
     settings = b.settings()
-    assert settings["summary_cap"].startswith("min(512, max(40, ceil(0.3 x ") and "o200k_base" in settings["summary_cap"]
+    assert settings["summary_cap"].startswith("min(512, max(100, ceil(0.3 x ") and "o200k_base" in settings["summary_cap"]
     assert settings["form"].startswith("extractive-2") and "departure" in settings
     assert "density" in settings["salience"]
     caps = b.capabilities
@@ -255,7 +255,7 @@ def test_end_to_end_through_the_process_launcher_over_grpc():
 
 
 def test_extractive_2_keeps_a_share_of_each_session_within_512_tokens():
-    """extractive-2: cap = min(512, max(40, ceil(0.3 x the session's transcript tokens))), by hand."""
+    """extractive-2: cap = min(512, max(100, ceil(0.3 x the session's transcript tokens))), by hand."""
     m = module()
     s = huge_session()
     assert m.session_cap(s) == 512  # 0.3 x ~5,000 tokens is past 512
@@ -268,7 +268,7 @@ def test_extractive_2_keeps_a_share_of_each_session_within_512_tokens():
     b.store("n", mid)
     [item] = b.snapshot("n")
     assert count_tokens(item.text) <= m.session_cap(mid) and count_tokens(item.text) < 0.35 * raw
-    assert m.session_cap(session(2, "I moved to Porto.")) == 40  # the floor
+    assert m.session_cap(session(2, "I moved to Porto.")) == 100  # the floor
 
 
 def test_salience_prefers_first_person_statements_over_code_logs_questions_and_hearsay():
