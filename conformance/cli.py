@@ -140,6 +140,9 @@ _LAZY_COMMANDS = {
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Scenarios streamed at once against one instance of each adapter (separate namespaces); "
                    "latencies are then measured under that load (DRIFT §7.8 uses 4).")
+@click.option("--fresh-process/--no-fresh-process", "fresh_process", default=None,
+              help="Start a new adapter process before each scenario, so nothing an adapter learns crosses "
+                   "scenarios (recorded in the receipt).  [default: on with --include-holdout and --sealed-holdout]")
 @click.option("--resume", "resume", metavar="RUN_ID",
               help="Continue an interrupted run from its records in --records-dir (same options): finished "
                    "scenarios are kept, the rest rerun.")
@@ -182,7 +185,7 @@ _LAZY_COMMANDS = {
 @click.pass_context
 @_errors_exit_2
 def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, gate, seed, bootstrap, repeat, concurrency, resume, baseline_system, records_dir, out, as_json, quiet,
+         encoding, gate, seed, bootstrap, repeat, concurrency, fresh_process, resume, baseline_system, records_dir, out, as_json, quiet,
          compare_with, update_baseline, sealed_holdout, answer_model, judge_model, allow_alias, answer_max_tokens,
          budget_usd, llm_cache, known_bad):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
@@ -259,7 +262,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
         doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
                                  log, repeat, baseline_system, isolation, show, sealed,
                                  dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,
-                                      known_bad=bad))
+                                      known_bad=bad, fresh_process=fresh_process))
     _publish(doc, out_path, as_json)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
@@ -364,13 +367,31 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
 @click.option("--llm-cache", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="The LLM synthesizer's response cache (a regeneration from it is free and byte-identical) "
                    "[default: <cache dir>/llm]")
+@click.option("--scenario-file", "scenario_files", multiple=True, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Generate from your own scenario YAML (DRIFT §3.1; repeatable) instead of the library; needs "
+                   "--fixtures and --gold.")
 @_errors_exit_2
-def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allow_alias, budget_usd, llm_cache):
-    """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger."""
+def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allow_alias, budget_usd, llm_cache,
+             scenario_files):
+    """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger,
+    or (--scenario-file) a corpus of your own scenarios."""
     import tempfile
 
     if (fixtures_dir is None) != (gold_dir is None):
         raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    if scenario_files:
+        if fixtures_dir is None:
+            raise Failure("--scenario-file writes a corpus of its own, never the committed one: pass --fixtures DIR "
+                          "--gold DIR")
+        if check or synthesizer != "template":
+            raise Failure("--scenario-file goes with the template synthesizer and without --check")
+        specs = _user_scenarios(scenario_files)
+        rebuild = " ".join(["drift-conformance generate", *(f"--scenario-file {f}" for f in scenario_files),
+                            f"--seed {seed}"])
+        ids = _generate_into(fixtures_dir, gold_dir, seed, specs=specs, rebuild=rebuild)
+        click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+        return
     if synthesizer == "llm":
         # Off by default; never the committed corpus (template-built), never --check.
         if check:
@@ -446,8 +467,26 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
     click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
 
 
+def _user_scenarios(files) -> list:
+    """The scenario specs of ``--scenario-file`` files, checked as the library's are (errors
+    name the file and the field); two files may not share a scenario id."""
+    from conformance.world.scenario import ScenarioError, load_scenario
+
+    specs, seen = [], {}
+    for path in files:
+        if not Path(path).is_file():
+            raise Failure(f"--scenario-file {path}: no such file")
+        spec = load_scenario(path, id_is_stem=False)
+        if spec.id in seen:
+            raise ScenarioError(path, "id", f"{spec.id!r} is also the id of {seen[spec.id]}")
+        seen[spec.id] = path
+        specs.append(spec)
+    return specs
+
+
 def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int, synthesizer=None,
-                   ledger_extra: dict | None = None) -> list[str]:
+                   ledger_extra: dict | None = None, specs: list | None = None,
+                   rebuild: str | None = None) -> list[str]:
     import json
 
     from conformance.contract.corpus import AUDITS_KEY, LEDGER_NAME, build_ledger
@@ -484,8 +523,8 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int, synthesizer=No
     previous = {}
     if ledger_path.exists():
         previous = json.loads(ledger_path.read_text(encoding="utf-8"))
-    ids = generate_corpus(fixtures_dir, gold_dir, seed=seed, synthesizer=synthesizer)
-    ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=f"drift-conformance generate --seed {seed}",
+    ids = generate_corpus(fixtures_dir, gold_dir, seed=seed, synthesizer=synthesizer, specs=specs)
+    ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=rebuild or f"drift-conformance generate --seed {seed}",
                           corpus_version=CORPUS_VERSION)
     ledger["content_libraries"] = content_libraries()
     ledger.update(ledger_extra or {})  # --synthesizer llm: synthesizer, model, corpus_version, rebuild
@@ -532,12 +571,39 @@ def _comparable(path: Path) -> bytes:
 @main.command()
 @click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--scenario-file", "scenario_files", multiple=True, metavar="FILE",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Validate your own scenario YAML (repeatable): every field, and that it generates a corpus "
+                   "that passes the checks below (built in a scratch folder, nothing kept).")
+@click.option("--seed", default=42, show_default=True, type=int, help="Seed of the --scenario-file trial generation.")
 @_errors_exit_2
-def validate(fixtures_dir, gold_dir):
+def validate(fixtures_dir, gold_dir, scenario_files, seed):
     """Validate a corpus: every line, how fixtures and gold join, that every probe is
     answerable from its evidence, and that canaries were never said to their asker."""
     from conformance.answer.answerable import check_corpus
     from conformance.contract.corpus import fixtures_hash, validate_corpus
+
+    if scenario_files:
+        import tempfile
+
+        if fixtures_dir is not None or gold_dir is not None:
+            raise Failure("--scenario-file validates scenario specs; --fixtures and --gold validate a corpus: "
+                          "give one or the other")
+        specs = _user_scenarios(scenario_files)
+        with tempfile.TemporaryDirectory() as tmp:
+            from conformance.world.generator import generate_corpus
+
+            fixtures_dir, gold_dir = Path(tmp) / "fixtures", Path(tmp) / "gold"
+            generate_corpus(fixtures_dir, gold_dir, seed=seed, specs=specs)
+            validate_corpus(fixtures_dir, gold_dir)
+            problems = check_corpus(fixtures_dir, gold_dir)
+        if problems:
+            shown = "\n  ".join(problems[:20])
+            raise Failure(f"the scenarios generate, but {len(problems)} probes fail the semantic checks:\n  {shown}")
+        for path, spec in zip(scenario_files, specs):
+            click.echo(f"{path}: scenario {spec.id} valid ({spec.paradigm}, {spec.sessions} sessions, "
+                       f"{len(spec.checkpoints)} checkpoints, horizons {', '.join(spec.horizon_names())})")
+        return
 
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()

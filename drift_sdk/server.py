@@ -72,6 +72,8 @@ class _Guarded:
             code, text = grpc.StatusCode.UNIMPLEMENTED, f"{backend}: {name} is not implemented ({exc})"
         elif isinstance(exc, ValueError):
             code, text = grpc.StatusCode.INVALID_ARGUMENT, f"{backend}: {name}: {exc}"
+        elif isinstance(exc, ConnectionError):  # the service it wraps dropped: transient, the runner retries
+            code, text = grpc.StatusCode.UNAVAILABLE, f"{backend}: {name}: connection failed: {exc}"
         elif isinstance(exc, TimeoutError):
             code, text = grpc.StatusCode.DEADLINE_EXCEEDED, f"{backend}: {name} timed out: {exc}"
         else:  # every other failure is the adapter's crash

@@ -1,7 +1,8 @@
 """BM25 keyword memory: every message stored verbatim, ranked by bm25s.
 
 Deterministic: ties in score are broken by newer timestamp, then by storage
-order. The index of a namespace is rebuilt at Flush (not on every Store), so a
+order. Scopes are honoured: a private message is returned only to its author
+(``querying_entity``); an empty ``querying_entity`` sees shared messages only. The index of a namespace is rebuilt at Flush (not on every Store), so a
 message is searchable once Flush has returned.
 """
 
@@ -23,6 +24,8 @@ class _Doc:
     message_id: str
     text: str
     timestamp: str
+    owner: str | None = None
+    """The author of a private message (None: shared); only the owner may retrieve it."""
 
 
 @dataclass
@@ -42,7 +45,7 @@ def _tokenize(texts: list[str]):
 class KeywordBackend(Backend):
     name = "keyword"
     version = f"1 (bm25s {bm25s.__version__})"
-    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, flush_signal=True,
+    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=True, flush_signal=True,
                                 deterministic=True)
 
     def __init__(self) -> None:
@@ -63,7 +66,8 @@ class KeywordBackend(Backend):
     def store(self, namespace, session):
         space = self._space(namespace)
         for m in session.messages:
-            space.docs.append(_Doc(m.message_id, f"{m.author}: {m.text}", m.timestamp or session.time))
+            space.docs.append(_Doc(m.message_id, f"{m.author}: {m.text}", m.timestamp or session.time,
+                                   m.author if m.scope == "private" else None))
         return StoreResult(items_stored=len(session.messages))
 
     def flush(self, namespace, timeout_s):
@@ -89,6 +93,9 @@ class KeywordBackend(Backend):
             return []
         scores = np.asarray(space.index.get_scores(words), dtype=float)
         matched = np.flatnonzero(scores > 0)
+        # Scopes: another entity's private message is never a candidate.
+        matched = np.array([i for i in matched.tolist() if space.docs[i].owner in (None, querying_entity or None)],
+                           dtype=np.int64)
         # Highest score first; ties: newer timestamp, then later storage order (lexsort: last key first).
         ranked = matched[np.lexsort((-matched, -space.newness[matched], -scores[matched]))]
         hits = []

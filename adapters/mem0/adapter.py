@@ -23,10 +23,21 @@ Two modes, chosen at startup from the environment:
   mem0's config accepts built-in provider names only, so the class is registered by
   pointing the ``huggingface`` entry of ``EmbedderFactory.provider_to_class`` at it while
   ``Memory`` is built (the entry is restored afterwards).
-* Vector store: qdrant local mode, on disk; history db (sqlite) and mem0's own config dir
-  (``MEM0_DIR``) in the same data folder under the working directory. Telemetry off.
-* Mapping: namespace -> mem0 ``user_id``; message -> one ``add`` with the message id,
-  session id, timestamp, author, role and scope as metadata; author -> mem0 ``actor_id``.
+* Vector store: qdrant local mode, on disk, **one collection per namespace** (mem0's
+  advice for isolating tenants: a collection, not only a ``user_id`` filter), all on one
+  qdrant client; history db (sqlite) and mem0's own config dir (``MEM0_DIR``) in the same
+  data folder under the working directory. Telemetry off. qdrant's embedded mode filters
+  ``user_id`` in Python over every point of a collection, so with one shared collection a
+  scenario's read latency grew with everything stored before it in the run (41 ms p50 at
+  the start, 600-860 ms after ~8.5k items); a collection per namespace keeps it flat.
+  A namespace's ``Memory`` is a shallow copy of one built ``Memory`` (embedder, LLM client
+  and history db shared) with its own qdrant store; Reset drops and recreates the collection.
+* Mapping: namespace -> its collection and mem0 ``user_id``; message -> one ``add`` with the
+  message id, session id, timestamp, author, role and scope as metadata; author -> mem0
+  ``actor_id``.
+* Scopes (offline mode): a private message is returned only to its author (the
+  ``querying_entity``; an empty one sees shared messages only), by its ``scope`` and
+  ``author`` metadata. Infer mode cannot: a memory extracted from a session has no one scope.
 
 Runs in its own virtualenv (requirements.txt): imports ``drift_sdk`` and its own
 requirements only.
@@ -34,6 +45,8 @@ requirements only.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os
 import re
 import sys
@@ -201,6 +214,29 @@ def build_memory(data_dir: Path, llm: dict | None = None) -> Memory:
         llms["anthropic"] = saved_llm
 
 
+def collection_name(namespace: str) -> str:
+    """The qdrant collection of a namespace: ``drift-`` and 16 hex digits of its BLAKE2b hash."""
+    return "drift-" + hashlib.blake2b(namespace.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def namespace_memory(base: Memory, name: str) -> Memory:
+    """A ``Memory`` over its own qdrant collection ``name`` (created), sharing ``base``'s
+    embedder, LLM client, history db and qdrant client."""
+    from mem0.vector_stores.qdrant import Qdrant
+
+    memory = copy.copy(base)
+    memory.vector_store = Qdrant(collection_name=name, embedding_model_dims=EMBEDDING_DIMS,
+                                 client=base.vector_store.client)
+    memory.collection_name = name
+    memory._entity_store = None  # built lazily, named after collection_name
+    return memory
+
+
+def visible_to(meta: dict, entity: str) -> bool:
+    """A stored message ``entity`` may see: shared, or private and written by ``entity``."""
+    return meta.get("scope", "shared") != "private" or (bool(entity) and meta.get("author") == entity)
+
+
 def _meta(memory: dict) -> dict:
     return memory.get("metadata") or {}
 
@@ -227,17 +263,18 @@ class Mem0Backend(Backend):
         # qdrant local mode writes synchronously: a memory is searchable when add() returns.
         # Infer mode: an LLM decides what is kept (not deterministic) and a memory stands for
         # a whole session (no per-message Forget).
-        self.capabilities = Capabilities(provenance=True, snapshot=True, forget=not self.infer, scopes=False,
+        self.capabilities = Capabilities(provenance=True, snapshot=True, forget=not self.infer, scopes=not self.infer,
                                          time_aware=False, flush_signal=True, deterministic=not self.infer)
         self.internal_models = (MODEL_ID,) + ((llm["model"],) if llm else ())
         self.memory = build_memory(data_dir, llm)
-        self._namespaces: set[str] = set()
+        self._spaces: dict[str, Memory] = {}
+        """Namespace -> its ``Memory`` (own qdrant collection; see the module docstring)."""
 
     def settings(self) -> dict[str, str]:
         common = {
             "mem0_version": mem0.__version__,
             "infer": "true" if self.infer else "false",
-            "vector_store": "qdrant local mode, on disk (collection drift)",
+            "vector_store": "qdrant local mode, on disk, one collection per namespace (drift-<hash>)",
             "embedder": f"{MODEL_ID}, onnxruntime CPU, {EMBEDDING_DIMS} dims",
             "history_db": "sqlite in the working folder",
             "search": f"semantic only (threshold {SEARCH_THRESHOLD}); BM25 needs fastembed and "
@@ -266,16 +303,22 @@ class Mem0Backend(Backend):
 
     # -- contract -----------------------------------------------------------
 
-    def _known(self, namespace: str) -> None:
+    def _known(self, namespace: str) -> Memory:
         # mem0 would answer any user_id; the contract wants a status error for one never Reset.
-        if namespace not in self._namespaces:
+        if namespace not in self._spaces:
             raise ValueError(f"unknown namespace {namespace!r}: call Reset first")
+        return self._spaces[namespace]
 
     def reset(self, namespace: str) -> None:
         if not namespace:
             raise ValueError("namespace is empty")
-        self.memory.delete_all(user_id=namespace)
-        self._namespaces.add(namespace)
+        name = collection_name(namespace)
+        client = self.memory.vector_store.client
+        if client.collection_exists(name):
+            client.delete_collection(name)
+        memory = namespace_memory(self.memory, name)
+        memory.delete_all(user_id=namespace)  # empty already; mem0 validates the user_id here (no whitespace)
+        self._spaces[namespace] = memory
 
     @staticmethod
     def _message(m) -> dict:
@@ -286,12 +329,12 @@ class Mem0Backend(Backend):
         return message
 
     def store(self, namespace: str, session) -> StoreResult:
-        self._known(namespace)
+        memory = self._known(namespace)
         if self.infer:
-            return self._store_inferred(namespace, session)
+            return self._store_inferred(memory, namespace, session)
         stored = 0
         for m in session.messages:
-            result = self.memory.add(
+            result = memory.add(
                 [self._message(m)], user_id=namespace, infer=False,
                 metadata={"message_id": m.message_id, "session_id": session.session_id,
                           "timestamp": m.timestamp, "author": m.author, "drift_role": m.role,
@@ -299,17 +342,17 @@ class Mem0Backend(Backend):
             stored += len(result.get("results", []))
         return StoreResult(items_stored=stored)
 
-    def _store_inferred(self, namespace: str, session) -> StoreResult:
+    def _store_inferred(self, memory: Memory, namespace: str, session) -> StoreResult:
         """One ``add(infer=True)`` for the whole session: one extraction call; each memory it
         adds carries the session's message ids (session-granular provenance)."""
         if not session.messages:
             return StoreResult(items_stored=0)
-        before = self.memory.llm.usage()
-        result = self.memory.add(
+        before = memory.llm.usage()
+        result = memory.add(
             [self._message(m) for m in session.messages], user_id=namespace, infer=True,
             metadata={"message_ids": [m.message_id for m in session.messages], "session_id": session.session_id,
                       "timestamp": session.time or session.messages[-1].timestamp})
-        after = self.memory.llm.usage()
+        after = memory.llm.usage()
         used = Usage(input_tokens=after.input_tokens - before.input_tokens,
                      output_tokens=after.output_tokens - before.output_tokens,
                      llm_calls=after.llm_calls - before.llm_calls)
@@ -321,7 +364,7 @@ class Mem0Backend(Backend):
         return True
 
     def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str) -> list[Hit]:
-        self._known(namespace)
+        memory = self._known(namespace)
         # qdrant local scores with one numpy/BLAS matrix-vector product over the whole
         # collection, and the rounding of a row's dot product depends on its position in
         # that matrix: a score moves in its last bits (~1e-15) with what else was stored
@@ -330,11 +373,11 @@ class Mem0Backend(Backend):
         # more than k until the tail scores below the k-th, so the cut does not move either.
         fetch = k + 8
         while True:
-            rows = self.memory.search(query, filters={"user_id": namespace}, top_k=fetch,
-                                      threshold=SEARCH_THRESHOLD).get("results", [])
-            hits = sorted((self._hit(r) for r in rows),
+            rows = memory.search(query, filters={"user_id": namespace}, top_k=fetch,
+                                 threshold=SEARCH_THRESHOLD).get("results", [])
+            hits = sorted((self._hit(r) for r in rows if self.infer or visible_to(_meta(r), querying_entity)),
                           key=lambda h: (-h.score, h.timestamp, h.source_ids, h.text))
-            if len(rows) < fetch or len(hits) <= k or hits[-1].score < hits[k - 1].score:
+            if len(rows) < fetch or (len(hits) > k and hits[-1].score < hits[k - 1].score):
                 return hits[:k]
             fetch *= 2
 
@@ -345,8 +388,7 @@ class Mem0Backend(Backend):
                    source_ids=_sources(meta), timestamp=meta.get("timestamp", ""))
 
     def _all(self, namespace: str) -> list[dict]:
-        self._known(namespace)
-        got = self.memory.get_all(filters={"user_id": namespace}, top_k=SNAPSHOT_PAGE)
+        got = self._known(namespace).get_all(filters={"user_id": namespace}, top_k=SNAPSHOT_PAGE)
         rows = got.get("results", [])
         if len(rows) >= SNAPSHOT_PAGE:
             raise RuntimeError(f"namespace {namespace!r} holds {SNAPSHOT_PAGE} memories or more")
@@ -370,7 +412,7 @@ class Mem0Backend(Backend):
         removed = 0
         for r in self._all(namespace):
             if _meta(r).get("message_id") in wanted:
-                self.memory.delete(r["id"])
+                self._known(namespace).delete(r["id"])
                 removed += 1
         return removed
 

@@ -2,7 +2,7 @@
 
 DRIFT §10.3 asks whether a scenario falls to a simple strategy. This one keeps the
 last stored session verbatim and forgets everything before it; Retrieve returns its
-messages newest first, whatever the query. A scenario it solves does not test memory.
+messages newest first, whatever the query (another entity's private messages left out). A scenario it solves does not test memory.
 """
 
 from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, serve
@@ -11,7 +11,7 @@ from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, serve
 class RecentBackend(Backend):
     name = "recent"
     version = "1"
-    capabilities = Capabilities(provenance=True, snapshot=True, flush_signal=True, deterministic=True)
+    capabilities = Capabilities(provenance=True, snapshot=True, scopes=True, flush_signal=True, deterministic=True)
 
     def __init__(self) -> None:
         self._last: dict[str, list] = {}
@@ -29,7 +29,8 @@ class RecentBackend(Backend):
         return True
 
     def retrieve(self, namespace, query, k, querying_entity, now):
-        messages = self._last.get(namespace, [])
+        messages = [m for m in self._last.get(namespace, [])
+                    if m.scope != "private" or (querying_entity and m.author == querying_entity)]
         return [Hit(text=f"{m.author}: {m.text}", score=1.0 / (rank + 1), source_ids=(m.message_id,),
                     timestamp=m.timestamp) for rank, m in enumerate(reversed(messages))][:k]
 

@@ -69,7 +69,10 @@ Forget(source ids) rewrites each summary without the sentences those ids contrib
 (from the kept sentences alone: the transcript is never kept); a summary left with no
 sentence is dropped. It returns the number of summaries rewritten or dropped.
 
-Message scope is not honoured (``capabilities.scopes`` is false), as in the keyword adapter.
+Scopes are honoured in the extractive form: a hit shows only the sentences of messages the
+querying entity may see (shared ones, and private ones it wrote), re-rendered with that
+provenance; a summary with none is not returned. The ranking is the whole summary's. The LLM
+form's summaries mix a session's messages, so it cannot (``capabilities.scopes`` false).
 
 Steps 1-3 live in :mod:`drift_sdk.summary`, which the runner's summary gate
 (``--gate summary:N``, DRIFT §5.2) uses too.
@@ -214,6 +217,8 @@ class LLMSummary:
 @dataclass
 class _Namespace:
     summaries: list[Summary] = field(default_factory=list)
+    owner: dict[str, str] = field(default_factory=dict)
+    """Message id -> author, for private messages only (ids, never text)."""
     index: bm25s.BM25 | None = None
     indexed: int = 0
     """How many summaries the current index covers (later ones await Flush)."""
@@ -226,7 +231,7 @@ def _tokenize(texts: list[str]):
 class ReferenceCompressorBackend(Backend):
     name = "reference-compressor"
     version = f"2 {FORM} (bm25s {bm25s.__version__}, tiktoken {tiktoken.__version__})"
-    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, flush_signal=True,
+    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=True, flush_signal=True,
                                 deterministic=True)
 
     def __init__(self, environ=None) -> None:
@@ -291,6 +296,7 @@ class ReferenceCompressorBackend(Backend):
         space = self._space(namespace)
         timestamp = session.time or next((m.timestamp for m in session.messages if m.timestamp), "")
         prefix = date_prefix(timestamp)
+        space.owner.update((m.message_id, m.author) for m in session.messages if m.scope == "private")
         if self._llm is not None:
             return self._store_llm(space, session, timestamp, prefix)
         kept = compress(prefix, informative_sentences(session), session_cap(session))
@@ -337,13 +343,24 @@ class ReferenceCompressorBackend(Backend):
         # Highest score first; ties: newer session, then later storage order.
         ranked = sorted(range(len(summaries)), key=lambda i: (-scores[i], _neg(summaries[i].timestamp), -i))
         hits = []
-        for i in ranked[:k]:
-            if scores[i] <= 0:
+        for i in ranked:
+            if scores[i] <= 0 or len(hits) == k:
                 break
-            s = summaries[i]
-            hits.append(Hit(text=s.text, score=round(float(scores[i]), 6), source_ids=s.source_ids,
-                            timestamp=s.timestamp))
+            s = self._visible(space, summaries[i], querying_entity)
+            if s is not None:
+                hits.append(Hit(text=s.text, score=round(float(scores[i]), 6), source_ids=s.source_ids,
+                                timestamp=s.timestamp))
         return hits
+
+    def _visible(self, space: _Namespace, s, entity: str):
+        """``s`` as ``entity`` may see it: without another entity's private sentences (None when
+        nothing is left). The LLM form's summaries cannot be split and are returned whole."""
+        if self._llm is not None or not space.owner:
+            return s
+        kept = [x for x in s.sentences if space.owner.get(x.message_id) in (None, entity or None)]
+        if len(kept) == len(s.sentences):
+            return s
+        return Summary(s.session_id, s.timestamp, s.prefix, kept) if kept else None
 
     def snapshot(self, namespace):
         return [MemoryItem(item_id=s.session_id, text=s.text, source_ids=s.source_ids, timestamp=s.timestamp)

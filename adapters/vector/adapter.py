@@ -7,7 +7,9 @@
   in memory: no server, no file, no network) with its message id, session id, author,
   role, timestamp, scope and storage order as payload.
 * Retrieve embeds the query and returns the k nearest messages by cosine similarity (the
-  vectors are unit length, so qdrant's dot product is their cosine).
+  vectors are unit length, so qdrant's dot product is their cosine) among those the
+  querying entity may see: shared ones, and private ones it wrote (a qdrant payload filter;
+  an empty ``querying_entity`` sees shared messages only).
 * One qdrant collection per namespace (its name is a hash of the namespace); Reset drops
   and recreates it, so a namespace's scores never depend on what other namespaces hold.
 * Point ids are the storage order (0, 1, 2, ... per namespace): Snapshot lists in that
@@ -43,6 +45,14 @@ FETCH_MARGIN = 8
 SCROLL_PAGE = 10_000
 
 
+def visible_to(entity: str) -> models.Filter:
+    """The payload filter of what ``entity`` may see: shared messages, and private ones it wrote."""
+    either = [models.FieldCondition(key="scope", match=models.MatchValue(value="shared"))]
+    if entity:
+        either.append(models.FieldCondition(key="author", match=models.MatchValue(value=entity)))
+    return models.Filter(should=either)
+
+
 def collection_name(namespace: str) -> str:
     """A qdrant collection name for any namespace (namespaces hold '/', qdrant names should not)."""
     return "ns-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
@@ -66,7 +76,7 @@ class VectorBackend(Backend):
     name = "vector"
     version = f"0.1 (qdrant-client {_dist_version('qdrant-client')} local)"
     # qdrant local mode writes synchronously: a point is searchable when upsert returns.
-    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=False,
+    capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=True,
                                 time_aware=False, flush_signal=True, deterministic=True)
     internal_models = (MODEL_ID,)
 
@@ -165,7 +175,7 @@ class VectorBackend(Backend):
         fetch = k + FETCH_MARGIN
         while True:
             points = self.db.query_points(space.collection, query=vector, limit=fetch, with_payload=True,
-                                          with_vectors=False).points
+                                          with_vectors=False, query_filter=visible_to(querying_entity)).points
             ranked = sorted(((round(float(p.score), SCORE_DECIMALS), p) for p in points),
                             key=lambda sp: (-sp[0], _newer_first(sp[1].payload.get("timestamp", "")),
                                             -int(sp[1].id)))

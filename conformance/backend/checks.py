@@ -874,12 +874,16 @@ def check_errors_are_status_codes(h: Harness) -> CheckResult:
     return _pass("errors_are_status_codes", "; ".join(seen + [alive]))
 
 
+# The audit checks (what the runner audits at every checkpoint) register themselves here.
+from conformance.backend import audit_checks  # noqa: E402,F401
+
 assert tuple(CHECKS) == CHECK_NAMES, "checks.py and manifest.CHECK_NAMES list different checks"
 
 #: The order the checks run in: errors_are_status_codes last (it may crash the adapter), and
 #: deadlines just before it (it judges the time of every call made until then).
 RUN_ORDER = ("describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured",
-             "capabilities_truthful", "deterministic", "deadlines", "errors_are_status_codes")
+             "capabilities_truthful", "deterministic", "snapshot_consistent", "provenance_carried", "stored_findable",
+             "scopes_honoured", "deadlines", "errors_are_status_codes")
 
 
 def run_checks(target: Target, skips: dict[str, str] | None = None, only: Iterable[str] | None = None,

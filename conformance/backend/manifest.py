@@ -18,7 +18,8 @@ MAX_NAME_CHARS = 64
 ADAPTER_SCHEMA_VERSION = "1"
 
 CheckName = Literal["describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured", "deadlines",
-                    "capabilities_truthful", "deterministic", "errors_are_status_codes"]
+                    "capabilities_truthful", "deterministic", "errors_are_status_codes",
+                    "snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured"]
 """The contract checks of ``drift-conformance check-adapter`` (conformance/backend/checks.py)."""
 CHECK_NAMES: tuple[str, ...] = get_args(CheckName)
 
@@ -54,6 +55,10 @@ class AdapterManifest(BaseModel):
     """Variables from ``env`` that switch a ``network: none`` container to outbound for a run when
     one is set to a value other than empty, ``0``, ``false``, ``no`` or ``off``: the opt-in online
     mode of an otherwise offline adapter (e.g. mem0's ``DRIFT_MEM0_INFER``)."""
+    idempotent_stores: bool = False
+    """True when storing the same session twice in a namespace leaves the memory as storing it
+    once: the runner then retries a Store that failed with UNAVAILABLE (a dropped connection),
+    as it retries every other call. False (the default): a failed Store is that scenario's fault."""
     notes: str | None = None
     verified: Literal["live", "fake-service", "unverified"] = "unverified"
     """How the adapter was verified against the system it wraps: ``live`` (run against the

@@ -17,15 +17,20 @@ import os
 import shutil
 import signal
 import subprocess
+import re
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.limits import CgroupLimits
 from conformance.backend.manifest import AdapterManifest, entry_path
+from conformance.backend.privilege import (adapter_user, drop_to, grant_traverse, make_undumpable,
+                                           unreachable_folders)
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
+from conformance.secrets import redact
 
 #: Environment passed to every adapter; everything else is withheld (keys included,
 #: unless adapter.yaml names them under ``env``).
@@ -36,6 +41,58 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 class AdapterStartError(DriftError, RuntimeError):
     """The adapter did not come up (or died); the message ends with its stderr tail."""
+
+
+_MAX_LOG_LINE = 1 << 20
+
+
+def _pump_redacted(pipe, path: Path) -> None:
+    """Copy an adapter's output to ``path`` line by line, secrets redacted (conformance.secrets)."""
+    with pipe, open(path, "w", encoding="utf-8", errors="replace") as out:
+        for raw in iter(lambda: pipe.readline(_MAX_LOG_LINE), b""):
+            out.write(redact(raw.decode("utf-8", errors="replace")))
+            out.flush()
+
+
+_WORKDIR = re.compile(r"^drift-adapter-.+-(?P<pid>\d+)-[^-]+$")
+_swept = False
+
+
+def sweep_stale_workdirs(parent: Path | None = None, log=None) -> int:
+    """Remove adapter working folders left in the temp folder by runners that are gone.
+
+    A runner killed by SIGKILL never removes its adapters' working folders (``adapter.log``
+    included). Only names of the form ``drift-adapter-<name>-<runner pid>-<random>`` are
+    touched, only when that pid no longer exists (a reused pid keeps its folder: the safe
+    side). Runs once per process unless ``parent`` is given. Returns how many were removed.
+    """
+    global _swept
+    if parent is None:
+        if _swept:
+            return 0
+        _swept = True
+    parent = Path(parent or tempfile.gettempdir())
+    removed = 0
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _WORKDIR.match(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False) or int(match["pid"]) == os.getpid():
+            continue
+        try:
+            os.kill(int(match["pid"]), 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live runner
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += 1
+    if removed and log:
+        log(f"removed {removed} adapter working folder(s) left by runners that were killed")
+    return removed
 
 
 def log_tail(path: Path, lines: int = 30) -> str:
@@ -63,6 +120,7 @@ class ProcessAdapter:
         self.venv: tuple[Path, bool] | None = None
         """``(python, built_now)`` once :meth:`prepare` has run."""
         self.port_file: Path | None = None
+        self._pump: threading.Thread | None = None
 
     @property
     def stderr_path(self) -> Path:
@@ -111,8 +169,10 @@ class ProcessAdapter:
         name = self.manifest.name
         entry = entry_path(self.folder, self.manifest)  # checked again here: adapter.yaml was read earlier
         python, built = self.prepare().venv
+        sweep_stale_workdirs(log=self.log)
         # A fresh, empty working folder: neither fixtures nor gold are reachable from here.
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-"))
+        # Its name carries the runner's pid, so a later run can tell a killed runner's folder.
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-{os.getpid()}-"))
         port_file = self.port_file = self.workdir / "port"
         env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
         env.update({k: os.environ[k] for k in self.manifest.env if k in os.environ})
@@ -123,6 +183,28 @@ class ProcessAdapter:
         # drift_sdk.launch runs the entry script after asking the kernel to stop the adapter
         # when the runner dies, even by SIGKILL (no orphaned adapters).
         argv = [str(python), "-m", "drift_sdk.launch", str(entry)]
+        # Out of the runner's /proc (its environment holds keys this adapter was not given).
+        undumpable = make_undumpable()
+        user = adapter_user()
+        run_as = {"user": None if user is None else user.name, "undumpable": undumpable}
+        if user is not None:
+            dropped = drop_to(user, argv)
+            if dropped is None:
+                run_as.update(user="root", why="no setpriv on this host to drop to an unprivileged user")
+            else:
+                argv = dropped
+                os.chown(self.workdir, user.uid, user.gid)
+                blocked = unreachable_folders(env, self.manifest.env, user)
+                if blocked and self.log:
+                    self.log(f"adapter {name} runs as {user.name}, who cannot write {', '.join(blocked)}: hand the "
+                             f"folder to that user (chown) or set DRIFT_ADAPTER_USER")
+                # Not in the receipt: only the first run on a host changes anything.
+                granted = grant_traverse([python.resolve(), python.parent.parent, sdk_path(), entry,
+                                          self.workdir.parent])
+                if granted:
+                    if self.log:
+                        self.log(f"adapter {name} runs as {user.name}: granted search permission (o+x, not "
+                                 f"read) on {', '.join(granted)} so it can reach its interpreter and files")
         try:
             # The cgroup(s) exist, with their limits written, before the process does; the
             # wrapper puts the process in them before exec (see CgroupLimits.wrap), so the
@@ -133,12 +215,17 @@ class ProcessAdapter:
                 self.log(f"adapter {name} asks for {res.cpus:g} cpus and {res.memory_gb:g} GB; this host has "
                          f"{self.limits.host['cpus']} cpus and {self.limits.host['memory_gb']} GB: limited to "
                          f"{self.limits.cpus:g} cpus and {self.limits.memory_gb:g} GB")
-            with open(self.stderr_path, "wb") as log_handle:
-                self.proc = subprocess.Popen(self.limits.wrap(argv), cwd=self.workdir, env=env,
-                                             stdin=subprocess.DEVNULL, stdout=log_handle, stderr=log_handle,
-                                             start_new_session=True)
+            # Output goes through a pipe and is redacted before it reaches adapter.log: an
+            # adapter may print the key it was given, and a killed run leaves the log behind.
+            self.proc = subprocess.Popen(self.limits.wrap(argv), cwd=self.workdir, env=env,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+            self._pump = threading.Thread(target=_pump_redacted, args=(self.proc.stdout, self.stderr_path),
+                                          name=f"adapter-log-{name}", daemon=True)
+            self._pump.start()
             self.isolation = {"mode": "process", "venv": str(python.parent.parent), "venv_built_now": built,
-                              "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe()}
+                              "pid": self.proc.pid, "bind": "127.0.0.1", "limits": self.limits.describe(),
+                              "run_as": run_as}
         except BaseException:
             self.stop()  # never leave a half-started adapter behind
             raise
@@ -234,21 +321,31 @@ class ProcessAdapter:
             except ProcessLookupError:
                 pass
 
-    def stop(self) -> None:
-        """Stop the process (SIGTERM, then SIGKILL after 5 s), remove its cgroup(s) and its working folder."""
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after ``grace_s`` seconds; 0: SIGKILL at
+        once, for a hung adapter), remove its cgroup(s) and its working folder."""
         if self.client is not None:
             self.client.close()
             self.client = None
         if self.proc is not None and self.proc.poll() is None:
             try:
+                if grace_s <= 0:
+                    raise subprocess.TimeoutExpired(self.proc.args, 0)
                 os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=5)
+                self.proc.wait(timeout=grace_s)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 try:
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
                 self.proc.wait(timeout=5)
+        if self.proc is not None:
+            try:  # helpers it started, still in its process group after it ended
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self._pump is not None:
+            self._pump.join(timeout=5)  # the log is complete before it is read or removed
         if self.limits is not None:
             # After the process is reaped; strays left in the cgroup are killed there.
             left = self.limits.cleanup()

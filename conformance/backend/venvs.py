@@ -73,17 +73,65 @@ def requirement_count(requirements_file: Path) -> int:
     return len(_requirement_lines(requirements_file.read_bytes())) if requirements_file.exists() else 0
 
 
-def venv_key(requirements: bytes) -> str:
-    """12 hex digits over the requirement lines (comments and blanks ignored), the SDK pins,
-    the Python version and platform: adapters with the same needs share one virtualenv."""
+#: Folders of a local package tree that are not its source (byte code, build output, VCS).
+_NOT_SOURCE = {"__pycache__", ".git", ".hg", ".svn", "build", "dist", ".eggs", ".tox", ".venv", ".mypy_cache",
+               ".pytest_cache"}
+
+
+def local_paths(requirements: bytes, folder: Path) -> list[tuple[str, Path]]:
+    """The local paths a requirements file installs, as ``(line, path)`` with each path resolved
+    against ``folder`` (the requirements file's folder, as :func:`ensure_venv` runs pip there).
+
+    A line counts when, after an ``-e``/``--editable`` option, it is a path (``./x``, ``../x``,
+    ``/x``, ``x/``), a ``file:`` URL, or ``name @ file:...``; only paths that exist are returned.
+    """
+    found = []
+    for line in _requirement_lines(requirements):
+        target = re.sub(r"^(-e|--editable)(\s+|=)", "", line).strip()
+        if " @ " in target:
+            target = target.split(" @ ", 1)[1].strip()
+        target = target.split(";", 1)[0].strip()
+        if target.startswith("file:"):
+            target = re.sub(r"^file:(//)?", "", target)
+        elif not target.startswith((".", "/", "~")) and "/" not in target:
+            continue
+        path = (Path(folder) / Path(target).expanduser()).resolve()
+        if path.exists():
+            found.append((line, path))
+    return found
+
+
+def tree_digest(path: Path) -> str:
+    """SHA-256 over every file of a local package (relative name and bytes; byte code, build
+    output and VCS folders left out), or over the file itself (a wheel, an sdist)."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and not _NOT_SOURCE & set(p.relative_to(path).parts)
+                       and not any(part.endswith(".egg-info") for part in p.relative_to(path).parts)):
+        digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def venv_key(requirements: bytes, folder: Path | None = None) -> str:
+    """12 hex digits over what the virtualenv holds: the requirement lines (comments and blanks
+    ignored), the content of every local package they install (:func:`local_paths`, resolved
+    against ``folder``; an editable one by its path too, since the venv links to it), the SDK
+    pins, the Python version and platform. Adapters with the same needs share one virtualenv;
+    two checkouts whose local packages differ do not."""
     digest = hashlib.sha256()
     digest.update("\n".join(_requirement_lines(requirements)).encode())
+    for line, path in local_paths(requirements, folder) if folder is not None else ():
+        editable = line.startswith(("-e", "--editable"))
+        digest.update(f"\0{line}\0{path if editable else ''}\0{tree_digest(path)}".encode())
     digest.update("\n".join(SDK_REQUIREMENTS).encode())
     digest.update(f"{sys.version_info.major}.{sys.version_info.minor} {platform.machine()}".encode())
     return digest.hexdigest()[:12]
 
 
-def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tuple[Path, bool]:
+def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None, cwd: Path | None = None
+                ) -> tuple[Path, bool]:
     """The python of a virtualenv at ``env_dir`` holding ``pip install *pip_args``.
 
     Built once (under a file lock, so concurrent runs and threads wait for each other) and
@@ -109,7 +157,7 @@ def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None) -> tupl
         pip = _runner_pip(python)
         venv.EnvBuilder(with_pip=pip is None, clear=True).create(env_dir)
         proc = subprocess.run([*(pip or [str(python), "-m", "pip"]), "install", "--disable-pip-version-check", "-q",
-                               *pip_args], capture_output=True, text=True)
+                               *pip_args], capture_output=True, text=True, cwd=cwd)
         if proc.returncode != 0:
             shutil.rmtree(env_dir, ignore_errors=True)
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
@@ -138,11 +186,16 @@ def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, boo
     Raises:
         VenvError: ``pip install`` failed (no package index, a conflict...).
     """
+    requirements_file = Path(requirements_file).absolute()
+    folder = requirements_file.parent
     requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
     needs = _requirement_lines(requirements)
-    env_dir = cache_dir() / "venvs" / (f"{name}-{venv_key(requirements)}" if needs else f"sdk-only-{venv_key(b'')}")
+    env_dir = cache_dir() / "venvs" / (f"{name}-{venv_key(requirements, folder)}" if needs
+                                       else f"sdk-only-{venv_key(b'')}")
     pip_args = [*SDK_REQUIREMENTS] + (["-r", str(requirements_file)] if needs else [])
-    return cached_venv(env_dir, pip_args, f"adapter {name}", log)
+    # pip resolves a relative path in a requirements file against its working directory:
+    # run it in the adapter folder, so ./pkg is this checkout's package.
+    return cached_venv(env_dir, pip_args, f"adapter {name}", log, cwd=folder)
 
 
 def sdk_path() -> Path:

@@ -96,6 +96,26 @@ class GateView(_Doc):
     """Keyed ``<paradigm>/<probe_type>``."""
 
 
+class StateAudit(_Doc):
+    """What the memory-state audit found at the checkpoints (docs/audit.md): every hit's
+    provenance and text checked against the Snapshot, and runner-chosen content sentences of
+    stored sessions probed through Retrieve."""
+
+    passed: bool
+    """False when any check failed: the system's self-reported storage is then not used
+    (selectivity comes from the audit's probes; storage tokens, MVOT, TES, DRIFT-E are n/a)."""
+    checkpoints: int = 0
+    """Checkpoints audited."""
+    hits_checked: int = 0
+    """Probe hits checked against the Snapshot."""
+    sentences_probed: int = 0
+    """Audit sentences asked through Retrieve."""
+    sentences_found: int = 0
+    """Audit sentences some hit carried (their session is then established as stored)."""
+    findings: list[str] = []
+    """One line per kind of mismatch, with counts and a first example."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -129,6 +149,13 @@ class SystemResult(_Doc):
     """With ``--answer-model``: how the first replicate's answers were graded, per method:
     ``exact``, ``declined``, ``judge``, ``judge_unparseable`` (counted as wrong),
     ``not_judged`` (judging stopped early), ``judge_correct``. Empty without an answer model."""
+    findings: list[str] = []
+    """What the provenance and time audits found in its hits (docs/audit.md): citations the
+    hit's text does not carry, hits longer than the budget, adapter times later than what a
+    hit carries. Their credit is already withheld; the lines say why a score is lower."""
+    state_audit: StateAudit | None = None
+    """The memory-state audit (:mod:`conformance.runner.audit`); None for systems without a
+    Snapshot, for the harness-side oracle, and in results older than the audit."""
 
 
 class Receipt(_Doc):
@@ -154,6 +181,31 @@ class Receipt(_Doc):
     notes: list[str] = []
 
 
+class InstrumentCheck(_Doc):
+    """One instrument check (:mod:`conformance.scoring.instrument`)."""
+
+    name: str
+    """``controls_present`` or ``oracle_bound``."""
+    passed: bool
+    detail: str
+    system: str | None = None
+    """``oracle_bound`` failures: the system above the oracle."""
+    metric: str | None = None
+    """``oracle_bound`` failures: the metric it is above the oracle on."""
+
+
+class InstrumentChecks(_Doc):
+    """The controls are the bounds: both controls ran, and (hard gate, generated corpus) no
+    system is above the oracle on a capability metric. A failure is a reason to audit the
+    gold (guide §9); it does not change the exit code."""
+
+    applies: bool
+    """False when the oracle bound is not defined for this run (imported data, soft or summary gate)."""
+    reason: str | None = None
+    passed: bool
+    checks: list[InstrumentCheck] = []
+
+
 class ResultDocument(_Doc):
     _rows: dict = PrivateAttr(default_factory=dict)
 
@@ -171,6 +223,9 @@ class ResultDocument(_Doc):
     bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
     system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
     reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
+    instrument_checks: InstrumentChecks | None = None
+    """Whether the controls bound the run (:class:`InstrumentChecks`); absent in results older
+    than the checks."""
     oracle_ceiling: dict[str, Any] | None = None
     """Per dataset (fixture ``source``): the oracle's recall_at_k, recall_all_in_budget and
     accuracy, probes, and ``reasons`` it sits below 1 (:mod:`conformance.scoring.ceiling`)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.contract.result import MetricValue, ResultDocument, SystemResult
+from conformance.scoring.instrument import failed_lines
 
 HORIZONS = ("short", "medium", "long")
 
@@ -26,6 +27,7 @@ HEADLINE = (
     ("revision_accuracy", "revision accuracy"),
     ("action_alignment", "action alignment"),
     ("privacy_score", "privacy score (safety, apart)"),
+    ("scope_breach_rate", "scope breach rate (privacy, apart)"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("accuracy", "accuracy"),
@@ -64,6 +66,8 @@ ACCURACY = (
     ("abstention_accuracy", "abstention accuracy (apart)"),
     ("recall_at_k", "recall@k"),
     ("recall_all_in_budget", "all evidence in budget"),
+    ("recall_any_at_k", "recall_any@k (some evidence)"),
+    ("recall_all_at_k", "recall_all@k (all evidence)"),
     ("update_correctness", "update correctness"),
     ("deprecation_correctness", "deprecation correctness"),
 )
@@ -292,6 +296,13 @@ def tables(doc: ResultDocument) -> list[Table]:
             *paired_tables(doc)]
 
 
+def audit_lines(result) -> list[str]:
+    """A system's audit findings (docs/audit.md): the state audit's, then provenance and time."""
+    state = result.state_audit
+    lines = [f"state audit failed: {f}" for f in state.findings] if state is not None and not state.passed else []
+    return lines + list(result.findings)
+
+
 def deviations(doc: ResultDocument) -> list[str]:
     """Plain sentences: every way this run departs from the fairness contract or the spec.
 
@@ -304,10 +315,12 @@ def deviations(doc: ResultDocument) -> list[str]:
     if not doc.complete:
         out.append("The run stopped early (complete = false): its numbers cover only what finished.")
     out += [f"Run error: {e}" for e in doc.errors]
+    out += [line[0].upper() + line[1:] for line in failed_lines(doc.instrument_checks)]
     out += [f"Run: {note}" for note in doc.receipt.notes]
     missing: dict[tuple[str, ...], list[str]] = {}
     for label, result in doc.systems.items():
         out += [f"{label}: {note}" for note in result.notes]
+        out += [f"{label}: audit finding: {line}" for line in audit_lines(result)]
         reasons: dict[str, list[str]] = {}
         for name, m in result.metrics.items():
             if m.value is None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from conformance.contract.result import MetricValue, ResultDocument
+from conformance.report.html import audit_lines
+from conformance.scoring.instrument import failed_lines
 
 HEADLINE = (
     ("accuracy", "accuracy"),
@@ -25,6 +28,7 @@ DRIFT = (
     ("selectivity", "selectivity"),
     ("action_alignment", "action\nalignment"),
     ("privacy_score", "privacy\n(apart)"),
+    ("scope_breach_rate", "scope\nbreaches"),
     ("tes", "TES"),
     ("lps", "LPS"),
     ("storage_tokens_per_session", "stored\ntokens/session"),
@@ -68,7 +72,10 @@ def render(doc: ResultDocument, console: Console) -> None:
     for label, result in doc.systems.items():
         cells = [fmt(result.metrics.get(name), 1 if name in ("storage_tokens_per_session", "dialectic_speed_ms")
                      else 3) for name, _ in DRIFT]
-        drift.add_row(f"{label} ({result.kind})" if result.kind != "system" else label, *cells)
+        name = f"{label} ({result.kind})" if result.kind != "system" else label
+        if result.state_audit is not None and not result.state_audit.passed:
+            name += "\n[red]state audit failed[/red]"
+        drift.add_row(name, *cells)
     console.print(drift)
 
     pairs = [(label, r) for label, r in doc.systems.items() if r.paired_vs_baseline or r.noise_floor]
@@ -96,8 +103,13 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
+    for line in failed_lines(doc.instrument_checks):
+        # Plainly, and first: a system above the oracle means the gold needs an audit.
+        console.print(f"[bold red]{escape(line)}[/bold red]")
     for note in receipt.notes:
         console.print(f"[bold]note:[/bold] {note}")
     for label, result in doc.systems.items():
         for note in result.notes:
             console.print(f"[bold]{label}:[/bold] {note}")
+        for line in audit_lines(result):
+            console.print(f"[bold]{label}:[/bold] [red]audit finding:[/red] {escape(line)}", highlight=False)

@@ -30,8 +30,9 @@ from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
+from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
 from conformance.runner.budget_gate import HARD, BudgetGate
-from conformance.runner.records import compact, iter_records, keep_completed
+from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
@@ -39,6 +40,8 @@ from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, r
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
+from conformance.scoring.instrument import GENERATED, instrument_checks
+from conformance.scoring.privacy import breach_note, scope_breach_rate
 from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
 from conformance.errors import DriftError
@@ -138,12 +141,30 @@ def versions(fixtures_dir: Path | None = None) -> dict[str, str]:
     return out
 
 
-def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
+            run_id: str | None = None, resume: bool = False, **options) -> ResultDocument:
+    """:func:`run_unlocked` holding the run folder's lock (:class:`~conformance.runner.records.RunLock`)
+    from start to result, so two runners never write one run's records.
+
+    Raises:
+        RunLocked: another runner holds this run's folder (its pid, host and start time named).
+        And everything :func:`run_unlocked` raises.
+    """
+    if resume and not run_id:
+        raise JobError("--resume needs the id of the run to continue")
+    run_id = run_id or new_run_id()
+    with RunLock(Path(records_dir) / run_id):
+        return run_unlocked(adapters, fixtures_dir, gold_dir, records_dir=records_dir, run_id=run_id, resume=resume,
+                            **options)
+
+
+def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
             config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
             deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
             run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
             isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
-            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None) -> ResultDocument:
+            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None,
+            fresh_process: bool | None = None) -> ResultDocument:
     """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
 
     ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
@@ -165,6 +186,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     gets ``spend``. A spent budget or an LLM error that survives its retries stops the run
     cleanly: finished scenarios are scored, the result is incomplete (exit 2), the records
     and the response cache keep everything paid for, and ``--resume`` continues.
+    ``fresh_process`` (``--fresh-process``): a new adapter process per scenario, so nothing an
+    adapter learns crosses scenarios; None means on exactly for published runs (holdout included
+    or sealed). Recorded in the receipt config (``fresh_process``) and, when on, the run header.
     ``known_bad``: ``{"path", "sha256", "items": {probe id: reason}}`` (``--known-bad``): those
     probes are asked as usual but left out of every metric, and each system's accuracy and
     recall over them are reported apart (``SystemResult.known_bad``).
@@ -172,10 +196,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
     its faults are recorded, its unanswered probes count as failed (same denominators for
     every system), and the result is marked incomplete (``complete`` false, ``errors``).
+    So does an adapter that never becomes ready at the start (it exits, never serves, its
+    Describe fails): it is scored as failed (``isolation.start_error``), the others run.
 
     Raises:
         CorpusError: the corpus does not validate.
-        JobError: filters match nothing, an adapter cannot start, the run was
+        JobError: filters match nothing, the run was
             interrupted (records kept; resume it), or a resume does not match its run.
     """
     started_at = _now()
@@ -198,6 +224,12 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
 
     if repeats < 1:
         raise JobError(f"--repeat must be at least 1, got {repeats}")
+    if fresh_process is None:
+        fresh_process = selection.include_holdout or sealed_holdout is not None
+    if fresh_process and concurrency > 1:
+        raise JobError(f"--fresh-process (the default with --include-holdout and --sealed-holdout) starts a new "
+                       f"adapter process per scenario, which --concurrency {concurrency} cannot share: pass "
+                       "--concurrency 1 or --no-fresh-process")
     specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
     records_path = Path(records_dir) / run_id / "records.jsonl"
     if llm is not None and llm.answer is not None:
@@ -207,6 +239,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
     if llm is not None:
         binding.update(llm.binding())  # only when set: headers of hermetic runs keep their shape
+    if fresh_process:
+        binding["fresh_process"] = True  # only when on: other headers keep their shape
     if not gate.is_hard:
         # Only when not hard: hard-gate headers stay as they were, and a run recorded before
         # --gate existed resumes as hard (a missing key compares as None against "soft:K").
@@ -228,7 +262,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         # The reference compressor runs as the normaliser unless the user asked to test it.
         kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
                  for spec in specs]
-        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation))
+        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation, tolerate=True))
         tokenizer.join()
         systems.insert(1, OracleSystem(gold))
         labels = [s.label for s in systems]
@@ -243,7 +277,7 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         try:
             summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
                                  progress=progress, repeats=repeats, concurrency=concurrency, done=done,
-                                 header=header, gate=gate)
+                                 header=header, gate=gate, fresh_process=fresh_process)
         except LLMError as exc:
             # A spent budget or an API that stays down: stop cleanly, score what finished.
             stopped = (f"the run stopped early: {exc} Records and cached answers are kept in {records_path.parent}; "
@@ -314,6 +348,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
     for record in records:
         (by_system if record.get("repeat", 1) == 1 else second)[record["system"]].append(record)
     del records
+    # The memory-state audit: a system whose Snapshot disagrees with Retrieve is scored without it.
+    audits = {label: apply_state_audit(recs) for label, recs in by_system.items()}
     # Only evidence ids are looked up (recall); keeping every message id would grow with the run.
     sessions_of = {}
     for p in fixtures:
@@ -340,6 +376,9 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
         suite = suites[system.label]
         metrics.update(suite.metrics)
+        audit = audits.get(system.label)
+        if audit is not None and not audit["passed"]:
+            metrics = audit_reasons(metrics)
         if grading is not None and grading.error:
             for name, metric in metrics.items():
                 if metric.value is None and (metric.reason == FREE_FORM_REASON
@@ -365,9 +404,14 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                          "counted as failed, so every system keeps the same denominators")
         if not system.provenance:
             notes.append("no provenance: recall is n/a, never guessed")
+        if audit is not None and not audit["passed"]:
+            notes.append(AUDIT_FINDING_NOTE)
         if suite.measurement.get("selectivity", "").startswith("marker"):
             notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
-        notes.extend(violation_notes(recs))
+        metrics["scope_breach_rate"] = scope_breach_rate(recs, n_boot=n_boot, seed=seed)
+        breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
+                             bool((system.describe or {}).get("capabilities", {}).get("scopes")))
+        notes.extend(violation_notes(recs) + ([breach] if breach else []))
         if system.label == "oracle":
             notes.extend(oracle_notes(recs, config))
         judging = {}
@@ -391,6 +435,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                                              baseline_system=baseline_system if versus else None,
                                              noise_floor=noise, measurement=suite.measurement,
                                              series=suite.series, notes=notes, judging=judging,
+                                             state_audit=audit,
+                                             findings=provenance_findings(
+                                                 [r for r in recs if r["kind"] == "probe"], config.budget_tokens,
+                                                 {r["session_id"] for r in recs if r["kind"] == "store"}),
                                              gate=gate_view(rows[system.label], paradigm_of, system.describe,
                                                             rows2.get(system.label)))
 
@@ -404,7 +452,8 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
                 "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
                 "answer_model": None, "judge_model": None,
                 **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
+                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency,
+                "fresh_process": fresh_process, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
                 "run_id": run_id, "records": str(records_path.resolve()),
                 **({"grades_sha256": file_sha256(records_path.parent / GRADES_FILE)[0]} if grading is not None else {}), "sealed_holdout": sealed_holdout,
                 **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
@@ -438,8 +487,10 @@ def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selectio
         source_of = {p.stem: read_header(p).source for p in fixtures}
         ceiling = oracle_ceiling(rows["oracle"], gold, source_of, config.k, config.budget_tokens,
                                  import_flags(fixtures_dir))
+    checks = instrument_checks(results, generated=all(read_header(p).source.startswith(GENERATED) for p in fixtures),
+                               hard_gate=gate.is_hard)
     doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
-                         oracle_ceiling=ceiling)
+                         oracle_ceiling=ceiling, instrument_checks=checks)
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
 

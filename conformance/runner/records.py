@@ -6,13 +6,95 @@ kill leaves at most one torn last line, which readers skip and ``--resume`` cuts
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import socket
 import sys
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
+from conformance.errors import DriftError
 from conformance.secrets import redact
+
+LOCK_FILE = "run.lock"
+"""The lock of a run folder; holds the holder's ``{"pid", "host", "started_at"}`` as JSON."""
+
+
+class RecordsError(DriftError, ValueError):
+    """A records file is damaged past its last line; the message names the file and the line."""
+
+
+class RunLocked(DriftError, RuntimeError):
+    """Another runner holds the run folder; the message names it (pid, host, start time)."""
+
+
+class RunLock:
+    """An exclusive lock on one run folder for the whole of a run (``flock`` on ``run.lock``).
+
+    Two runners writing one records file (a CI retry resuming a run that is still going)
+    would interleave their records for good; the second one is refused instead. The kernel
+    drops the lock when its holder dies, however it dies, so a killed run never leaves a
+    stale lock. Use as a context manager. A folder that holds nothing but the lock when
+    it is released (a run refused before it wrote a record) is removed.
+
+    Raises (from :meth:`acquire`):
+        RunLocked: another process holds it.
+    """
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.path = self.folder / LOCK_FILE
+        self._handle = None
+        self._created = False
+
+    def acquire(self) -> "RunLock":
+        self._created = not self.folder.exists()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip()
+            handle.close()
+            raise RunLocked(f"run folder {self.folder} is already in use by another runner "
+                            f"({_describe_holder(holder)}); wait for it to end, or stop it, then resume") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                 "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}) + "\n")
+        handle.flush()
+        self._handle = handle
+        return self
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        try:
+            if self._created and {p.name for p in self.folder.iterdir()} == {LOCK_FILE}:
+                self.path.unlink()
+                self.folder.rmdir()
+        except OSError:
+            pass
+        finally:
+            self._handle.close()  # closing drops the flock
+            self._handle = None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _describe_holder(text: str) -> str:
+    try:
+        holder = json.loads(text)
+        return f"pid {holder['pid']} on host {holder['host']}, started {holder['started_at']}"
+    except (ValueError, KeyError, TypeError):
+        return "a runner that has not yet written its pid"
 
 
 class RecordWriter:
@@ -49,10 +131,19 @@ def iter_records(path: Path):
     """Yield the complete records of a run one at a time (a torn last line from a kill is
     skipped), so a caller can keep a compact form without holding every raw record."""
     with open(path, encoding="utf-8") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, start=1):
             if not raw.endswith("\n"):
                 break
-            yield json.loads(raw)
+            try:
+                record = json.loads(raw)
+            except ValueError as exc:
+                raise RecordsError(f"{path}: line {number}: not a JSON record ({exc.__class__.__name__}: "
+                                   f"{getattr(exc, 'msg', exc)}); only a torn last line is skipped. Restore the "
+                                   "file or start a new run") from None
+            if not isinstance(record, dict):
+                raise RecordsError(f"{path}: line {number}: a record is a JSON object, got "
+                                   f"{type(record).__name__}")
+            yield record
 
 
 def read_records(path: Path) -> list[dict]:

@@ -32,7 +32,9 @@ from conformance.answer.reader import answer_probe, build_context, context_token
 from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import fixture_files, iter_fixture, read_header
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
+from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
+from conformance.runner.findable import findability_fault, flush_fault
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -133,7 +135,12 @@ class _ScenarioState:
     buffer: deque | None = None
     last_time: str = ""
     last_write_ms: dict[str, float] = field(default_factory=dict)
+    claimed: dict[str, int] = field(default_factory=dict)
+    """Per system, the items its Store replies reported in this scenario (the findability check)."""
     token_cache: dict[tuple[str, str, bytes], int] = field(default_factory=dict)
+    ledger: MessageLedger = field(default_factory=MessageLedger)
+    """Ids, times and content words of what Store received (carried provenance, runner-owned
+    time, the state audit: :mod:`conformance.runner.audit`)."""
 
 
 class SystemFault(Exception):
@@ -149,17 +156,51 @@ class SystemFault(Exception):
 MAX_HIT_CHARS = 256 * 1024
 
 
+#: Missed deadlines after which a system is given up for the run: until then each miss
+#: restarts its adapter (process mode, one scenario stream at a time), since a hung
+#: adapter would otherwise cost a deadline in every later scenario.
+MAX_DEADLINE_MISSES = 3
+#: Waits before each retry of a transient failure (UNAVAILABLE: a dropped connection, a
+#: service briefly down), seconds; bounded, so a system that stays down costs < 2 s a call.
+RETRY_BACKOFF_S = (0.1, 0.3, 0.9)
+
+
+def _status(exc: Exception) -> str | None:
+    code = getattr(exc, "code", None)
+    return getattr(code, "name", None)
+
+
 @dataclass
 class FaultLog:
     """Faults of a run, shared by every scenario (and thread) of it.
 
     ``dead``: systems whose process exited; they are not called again in this run.
+    ``given_up``: systems that missed :data:`MAX_DEADLINE_MISSES` deadlines (or could not be
+    restarted after one), with the reason naming the first miss; not called again either.
+    ``misses``: per system, the faults of its missed deadlines so far.
+    ``restarts_allowed``: adapters are restarted after a miss (one stream at a time only:
+    an adapter lives as long as the thread that started it, :mod:`drift_sdk.launch`).
     ``messages``: one line per fault, in the order they happened (the result's errors).
     """
 
     dead: dict[str, str] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)
+    misses: dict[str, list[str]] = field(default_factory=dict)
+    restarts_allowed: bool = True
     messages: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def missed_deadline(self, label: str, fault: str, restartable: bool) -> bool:
+        """Count a missed deadline; True when the adapter should be restarted, False when it
+        is given up for the run (the reason names the first miss)."""
+        with self.lock:
+            misses = self.misses.setdefault(label, [])
+            misses.append(fault)
+            if len(misses) < MAX_DEADLINE_MISSES and restartable and self.restarts_allowed:
+                return True
+            self.given_up.setdefault(label, f"given up for the run after it missed {len(misses)} deadline"
+                                            f"{'s' if len(misses) != 1 else ''} (first: {misses[0].splitlines()[0]})")
+            return False
 
     def add(self, fault: "SystemFault", died: str | None) -> None:
         with self.lock:
@@ -201,11 +242,59 @@ class _Scenario:
         self.writer.write({"kind": "fault", "system": system.label, "scenario_id": self.scenario,
                            "repeat": self.repeat, "where": where, "call": call, "category": category,
                            "error": str(fault)})
+        if not died and _status(exc) == "DEADLINE_EXCEEDED":
+            self._after_missed_deadline(system, str(fault))
 
-    def call(self, system, where: str, call: str, fn):
-        """``fn()``, or None after recording a fault (the system is then skipped here)."""
+    def _after_missed_deadline(self, system, fault: str) -> None:
+        """A hung adapter still holds the call (and, in most, its one lock): restart it, so
+        the next scenario finds it answering, or give it up after too many misses."""
+        restart = getattr(system, "restart", None)
+        restartable = restart is not None and system.restartable
+        if not self.faults.missed_deadline(system.label, fault, restartable):
+            if restartable:
+                system.process.stop(grace_s=0)  # given up: a hung process holds memory for nothing
+            return
         try:
-            return fn()
+            restart(grace_s=0)
+        except Exception as exc:  # noqa: BLE001 - a restart that fails gives the system up
+            with self.faults.lock:
+                self.faults.given_up.setdefault(system.label, f"given up for the run: the restart after a missed "
+                                                              f"deadline failed ({str(exc).splitlines()[0]}); first "
+                                                              f"cause: {fault.splitlines()[0]}")
+            return
+        self.writer.write({"kind": "restart", "system": system.label, "scenario_id": self.scenario,
+                           "repeat": self.repeat, "cause": fault})
+
+    def _transient(self, system, call: str, exc: Exception) -> bool:
+        if _status(exc) != "UNAVAILABLE" or system.died():
+            return False
+        # A retried Store may store twice: only adapters that say a repeated Store is harmless.
+        return call != "Store" or bool(getattr(system, "idempotent_stores", False))
+
+    def retrying(self, system, where: str, call: str, fn):
+        """``fn()``, retried after each wait of :data:`RETRY_BACKOFF_S` while it fails
+        transiently (gRPC UNAVAILABLE from a live adapter), each retry written as a ``retry``
+        record; Store only for adapters declaring ``idempotent_stores`` (adapter.yaml).
+        The last failure is raised."""
+        for attempt in range(len(RETRY_BACKOFF_S) + 1):
+            try:
+                return fn()
+            except SystemFault:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the caller records what is left
+                if attempt == len(RETRY_BACKOFF_S) or not self._transient(system, call, exc):
+                    raise
+                wait = RETRY_BACKOFF_S[attempt]
+                self.writer.write({"kind": "retry", "system": system.label, "scenario_id": self.scenario,
+                                   "repeat": self.repeat, "where": where, "call": call, "attempt": attempt + 1,
+                                   "backoff_s": wait, "error": str(exc)})
+                time.sleep(wait)
+
+    def call(self, system, where: str, call: str, fn, retry: bool = True):
+        """``fn()`` (through :meth:`retrying` unless ``retry`` is False: ``fn`` retries its
+        own calls), or None after recording a fault (the system is then skipped here)."""
+        try:
+            return self.retrying(system, where, call, fn) if retry else fn()
         except SystemFault as exc:
             self.mark(system, where, call, exc, "contract")
         except Exception as exc:  # noqa: BLE001 - any failure of one system is that system's fault
@@ -245,8 +334,13 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             run.scenario = scenario = line.scenario_id
             namespace = f"{namespace_prefix}/{scenario}"
             state.markers = dict(getattr(line, "markers", None) or {})
+            state.ledger.scenario_id = scenario
             progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
             for system in systems:
+                if system.label in faults.given_up:
+                    run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: "
+                                                f"{faults.given_up[system.label]}")
+                    continue
                 if system.label in faults.dead:
                     run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: its process exited "
                                                 f"earlier in the run ({faults.dead[system.label].splitlines()[0]})")
@@ -264,6 +358,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
                 if outcome is None:
                     continue
                 state.last_write_ms[system.label] = outcome.latency_ms
+                state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
                 writer.write({"kind": "store", "system": system.label, "scenario_id": run.scenario, "repeat": repeat,
                               "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
                               "usage": outcome.usage, "items_stored": outcome.items_stored,
@@ -278,6 +373,7 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
             if line.participants:
                 state.asker_of[line.session_id] = line.participants[0]
             state.last_time = line.time
+            state.ledger.add_session(stored, state.markers.get(line.session_id))
             if state.buffer is not None:
                 # soft:K: the buffer keeps this transcript; appending pushes out the one K sessions back.
                 state.buffer.append(line)
@@ -295,26 +391,28 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
 
 def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConfig,
                   where: str) -> dict:
-    """Sessions the memory holds and its size, by Snapshot provenance when it has one."""
+    """Sessions the memory holds and its size, by Snapshot provenance when it has one.
+
+    A session is held when some item cites it (or one of its messages) and the item's text
+    carries one of its messages (:mod:`conformance.provenance`); tokens count every item.
+    """
     if not getattr(system, "supports_snapshot", False):
         return {"method": None, "storage_tokens": None, "items": None, "stored_sessions": None}
     items = system.snapshot(namespace)
     tokens = 0
-    stored: set[str] = set()
     for item in items:
         key = (system.label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in state.token_cache:
             state.token_cache[key] = count_tokens(item.text, config.encoding)
         tokens += state.token_cache[key]
-        for source in item.source_ids:
-            session = state.session_of.get(source) or (source if source in state.asker_of else None)
-            if session is not None:
-                stored.add(session)
+    # Carried provenance: an item's citation of a session counts when its text carries a message of it.
+    stored = state.ledger.carried_sessions(system.label, items)
     return {"method": "snapshot", "storage_tokens": tokens, "items": len(items),
-            "stored_sessions": sorted(stored)}
+            "stored_sessions": sorted(stored), "_items": items}
 
 
-def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str) -> list[str]:
+def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str,
+                  run: "_Scenario | None" = None) -> list[str]:
     """Sessions whose marker comes back from Retrieve(marker): the no-Snapshot fallback (DRIFT §7.2).
 
     A session counts as stored when a hit's text contains its marker verbatim; provenance
@@ -327,7 +425,8 @@ def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConf
             continue
         probe = Probe(probe_id=f"marker-{session_id}", asked_by=state.asker_of.get(session_id, "harness"),
                       query=marker, asked_at=state.last_time)
-        outcome = system.retrieve(namespace, probe, config.k)
+        ask = (lambda p=probe: system.retrieve(namespace, p, config.k))
+        outcome = ask() if run is None else run.retrying(system, where, "Retrieve (marker probes)", ask)
         if any(marker in hit.text for hit in outcome.hits[: config.k]):
             stored.append(session_id)
     return sorted(stored)
@@ -358,13 +457,17 @@ def _is_time(value: str) -> bool:
     return True
 
 
-def _hit_record(h, from_buffer: bool = False, covers: dict[str, tuple[str, ...]] | None = None) -> dict:
+def _hit_record(h, from_buffer: bool = False, covers: dict[str, tuple[str, ...]] | None = None,
+                owned=None) -> dict:
     """One context hit as recorded. ``from_buffer`` and ``covers`` keys appear only when
     they apply (soft and summary gates), so hard-gate records keep their exact shape."""
     text = h.text if h.in_budget else h.text[:OUT_OF_BUDGET_TEXT_CHARS]
     record = {"rank": h.rank, "text": text, "text_chars": len(h.text),
               "score": h.score if math.isfinite(h.score) else None, "source_ids": list(h.source_ids),
               "timestamp": h.timestamp, "tokens": h.tokens, "in_budget": h.in_budget}
+    if owned is not None:
+        # Carried provenance and the adapter's own time (recorded, not used): runner.audit.
+        record.update(carried=list(owned.carried), adapter_timestamp=owned.adapter_timestamp)
     if from_buffer:
         record["from_buffer"] = True
     if covers:
@@ -449,8 +552,12 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
     writer = run.writer
     for system in run.live():
-        run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
-    memory = {}
+        ready = run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        late = flush_fault(system, ready, config.flush_timeout_s)
+        if late:
+            run.mark(system, where, "Flush", SystemFault(system.label, where, "Flush", "contract", late), "contract")
+    memory, seen_hits = {}, {}
+    hits_seen: dict[str, int] = {}
     for system in run.live():
         held = run.call(system, where, "Snapshot",
                         lambda s=system: _memory_state(s, namespace, state, config, where))
@@ -471,7 +578,10 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             if outcome is None:
                 writer.write(_failed_probe(system, run, line, probe))
                 continue
-            retrieved = outcome.hits[: config.k]
+            # Carried provenance and runner-owned time: the reader dates a hit by what it carries.
+            retrieved = state.ledger.own(outcome.hits[: config.k], config.budget_tokens, config.encoding)
+            seen_hits.setdefault(system.label, []).extend(retrieved)
+            hits_seen[system.label] = hits_seen.get(system.label, 0) + len(retrieved)
             started = time.perf_counter()
             # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
             offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
@@ -488,17 +598,16 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             del offered
             violations = contract_violations(outcome, config.k)
             # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
+            # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
             breaches = scope_breaches(retrieved, probe.asked_by, state.private_of)
-            if breaches:
-                violations.append(f"scope breach ({len(breaches)} hits cite private messages of an entity other "
-                                  f"than {probe.asked_by})")
             record = {
                 "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
                 "query": probe.query, "answer": answer, "provenance": system.provenance,
                 # Buffer messages past the budget never reached the reader: not recorded (records stay small).
-                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers) for h in context
-                         if h.in_budget or h.rank <= len(retrieved)],
+                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers,
+                                     retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
+                         for h in context if h.in_budget or h.rank <= len(retrieved)],
                 "hits_returned": len(outcome.hits),
                 "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
                 "reader_latency_ms": round(reader_ms, 3),
@@ -511,6 +620,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 record["closed"] = bool(probe.options or probe.choices)
                 record["answer_call"] = answer_call
             writer.write(record)
+    audited = state.ledger.to_audit(line.checkpoint_id)  # one list for every system
     for system in run.systems:
         base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
@@ -518,13 +628,32 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
         held = memory.get(system.label)
         if held is not None and held["method"] is None and state.markers and system.label not in run.failed:
             stored = run.call(system, where, "Retrieve (marker probes)",
-                              lambda s=system: _marker_probe(s, namespace, state, config, where))
+                              lambda s=system: _marker_probe(s, namespace, state, config, where, run), retry=False)
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
+            memory[system.label] = held
+        items = held.pop("_items", None) if held is not None else None
+        if items is not None and system.label not in run.failed and system.isolation.get("mode") != "harness":
+            audit = run.call(system, where, "Retrieve (state audit)",
+                             lambda s=system: audit_checkpoint(s, namespace, state.ledger, items,
+                                                               seen_hits.get(s.label, []), config.k,
+                                                               config.budget_tokens, config.encoding,
+                                                               audited, state.last_time))
+            if audit is not None:
+                held = {**held, "audit": audit}
         if held is None or system.label in run.failed:
             writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
                           "error": run.failed.get(system.label, "no memory state")})
             continue
         writer.write({**base, **held, "error": None})
+    # After the state records: a memory without Snapshot has been marker-probed by now.
+    for system in run.live():
+        held = memory.get(system.label) or {}
+        found = run.call(system, where, "Retrieve (findability check)", lambda s=system, h=held: findability_fault(
+            s, namespace, state.claimed.get(s.label, 0), h, hits_seen.get(s.label, 0), len(line.probes),
+            state.markers, state.streamed, state.asker_of, state.last_time, config.k, f"{run.scenario}/{line.checkpoint_id}"))
+        if found:
+            run.mark(system, where, "Store/Retrieve (findability check)",
+                     SystemFault(system.label, where, "findability", "contract", found), "contract")
 
 
 def _rounded(ms: float | None) -> float | None:
@@ -541,7 +670,7 @@ class RunSummary:
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
                progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
                done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None,
-               gate: BudgetGate = HARD) -> RunSummary:
+               gate: BudgetGate = HARD, fresh_process: bool = False) -> RunSummary:
     """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
     Each repeat streams the whole corpus again into fresh namespaces
@@ -551,13 +680,22 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     disk (``--resume``), skipped. ``header``: a ``run`` record written first.
     ``gate``: the budget gate variant (DRIFT §5.2), see :func:`run_scenario`.
     A failing system does not stop the run: faults are in ``summary.faults``.
+    ``fresh_process``: every adapter the runner started gets a new process before each
+    scenario pass but the first (:func:`restart_systems`); needs ``concurrency`` 1.
     """
+    if fresh_process and concurrency > 1:
+        raise RunError(f"--fresh-process starts a new adapter process per scenario, which {concurrency} concurrent "
+                       "scenarios cannot share: use --concurrency 1 or --no-fresh-process")
     writer = RecordWriter(records_path)
     summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
+    # A restarted adapter lives as long as the thread that restarts it: the caller's, only when serial.
+    summary.faults.restarts_allowed = concurrency <= 1
     todo = [(repeat, path) for repeat in range(1, repeats + 1) for path in fixtures if (path.stem, repeat) not in done]
 
     def one(unit: tuple[int, Path]) -> None:
         repeat, path = unit
+        if fresh_process and unit is not todo[0]:
+            restart_systems(systems, summary.faults, writer, path.stem, repeat)
         prefix = namespace_prefix if repeat == 1 else f"{namespace_prefix}/r{repeat}"
         run_scenario(path, systems, writer, config, prefix, progress, repeat, summary.faults, gate)
 
@@ -575,3 +713,22 @@ def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: 
     finally:
         writer.close()
     return summary
+
+
+def restart_systems(systems: list, faults: FaultLog, writer: RecordWriter, scenario: str, repeat: int) -> int:
+    """Give every restartable system a new process before ``scenario`` (``--fresh-process``);
+    returns how many were restarted. One that does not come back is recorded as dead (a
+    ``fault`` record), and is not called again; the others go on."""
+    restarted, where = 0, f"scenario {scenario}"
+    for system in systems:
+        restart = getattr(system, "restart", None)
+        if restart is None or system.label in faults.dead:
+            continue
+        try:
+            restarted += bool(restart())
+        except Exception as exc:  # noqa: BLE001 - one adapter that does not come back is its own fault
+            fault = SystemFault(system.label, where, "restart (--fresh-process)", "infrastructure", str(exc))
+            faults.add(fault, died=str(fault))
+            writer.write({"kind": "fault", "system": system.label, "scenario_id": scenario, "repeat": repeat,
+                          "where": where, "call": fault.call, "category": fault.category, "error": str(fault)})
+    return restarted

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Literal
 
 from google.protobuf.json_format import MessageToDict
 
-from conformance.backend.client import BackendClient, Deadlines, usage_dict
+from conformance.backend.client import BackendCallError, BackendClient, Deadlines, usage_dict
 from conformance.backend.manifest import load_manifest
-from conformance.backend.process import ProcessAdapter
+from conformance.backend.process import AdapterStartError, ProcessAdapter
 from conformance.backend.venvs import requirement_count
 from conformance.contract.fixture import Probe, Session
 from conformance.contract.gold import GoldFile
@@ -35,6 +35,15 @@ _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}
 
 class AdapterSpecError(DriftError, ValueError):
     """``--adapter`` names nothing that can be run; the message lists what can."""
+
+
+class NotServing(AdapterSpecError):
+    """A ``grpc://`` backend did not answer health SERVING in time."""
+
+
+#: What an adapter that fails to come up raises (after its spec and manifest were fine):
+#: a run with ``tolerate`` scores it as failed rather than stopping (:func:`open_systems`).
+START_FAULTS = (AdapterStartError, BackendCallError, NotServing)
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,46 @@ class RemoteSystem:
     def died(self) -> str | None:
         return self.process.exit_report() if self.process else None
 
+    @property
+    def idempotent_stores(self) -> bool:
+        """adapter.yaml's ``idempotent_stores`` (False for ``grpc://``: nothing declares it)."""
+        manifest = getattr(self.process, "manifest", None)
+        return bool(manifest is not None and manifest.idempotent_stores)
+
+    @property
+    def restartable(self) -> bool:
+        """True for an adapter this runner started in its own process (:meth:`restart`)."""
+        return isinstance(self.process, ProcessAdapter)
+
+    def restart(self, grace_s: float = 5.0) -> bool:
+        """A fresh adapter process (or container) in place of this one: after a missed deadline
+        (``grace_s=0``: the hung process is killed at once, a graceful stop would wait for the
+        call it is stuck in) and before each scenario under ``--fresh-process`` (nothing it
+        learnt in one scenario reaches the next). Its memory is gone, so the caller resets
+        before using it. Returns False for a ``grpc://`` backend, which the runner did not
+        start and cannot restart.
+
+        Raises:
+            AdapterStartError, VenvError, BackendCallError: the new process did not serve.
+        """
+        old = self.process
+        if old is None:
+            return False
+        if isinstance(old, ProcessAdapter):
+            old.stop(grace_s=grace_s)
+            fresh = ProcessAdapter(old.folder, old.manifest, old.deadlines, log=old.log)
+            fresh.venv = old.venv
+            fresh.start()
+            self.process, started = fresh, {"pid": fresh.proc.pid}
+        else:  # a container: the same image again
+            old.stop()
+            old.start()
+            started = {}
+        self.client = self.process.client
+        self.load_description()
+        self.isolation = {**self.isolation, **started, "restarts": int(self.isolation.get("restarts", 0)) + 1}
+        return True
+
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
@@ -123,11 +172,14 @@ class RemoteSystem:
 
 
 class OracleSystem:
-    """The ceiling control: a perfect memory of each probe's gold evidence.
+    """The ceiling control: a perfect memory of what gold marks memorable.
 
-    It keeps, from each stored session, only the messages some probe of the
-    scenario cites as evidence, and answers a probe with exactly its evidence
-    (guide §5.4). Gold stays on the harness side.
+    It keeps, from each stored session, exactly the messages gold marks memorable: the
+    evidence of every signal and soft session (the messages of its events), nothing of a
+    noise session, so its selectivity is 1.0 (a departure from the guide's "exactly the
+    probed evidence", §5.4, which left unprobed signal sessions out and let a filter beat
+    it). On imported data without events, the probes' evidence. It answers a probe with
+    exactly its evidence. Gold stays on the harness side.
     """
 
     label = "oracle"
@@ -139,6 +191,7 @@ class OracleSystem:
         self._gold = gold_by_scenario
         self._evidence: dict[str, list[str]] = {}
         self._kept: dict[str, dict[str, RetrievedHit]] = {}
+        self._wanted: dict[str, set[str]] = {}
         self._via: dict[str, dict[str, str]] = {}
         """Summary gate only: namespace -> evidence message id -> the summary id that carries it."""
         self.describe = {"name": "oracle", "version": "1",
@@ -149,15 +202,24 @@ class OracleSystem:
     def reset(self, namespace: str) -> None:
         self._kept[namespace] = {}
         self._via.pop(namespace, None)
+        self._wanted.pop(namespace, None)
 
     def _scenario(self, namespace: str) -> GoldFile:
         scenario = namespace.rsplit("/", 1)[-1]
         return self._gold[scenario]
 
+    def _memorable(self, namespace: str) -> set[str]:
+        """Message ids gold marks memorable in this scenario (see the class docstring)."""
+        if namespace not in self._wanted:
+            gold = self._scenario(namespace)
+            self._wanted[namespace] = ({m for e in gold.events if gold.session_tiers.get(e.session_id, e.tier) != "noise"
+                                        for m in e.message_ids} if gold.events else
+                                       {e for p in gold.probes for e in p.evidence})
+        return self._wanted[namespace]
+
     def store(self, namespace: str, session: Session) -> StoreOutcome:
         started = time.perf_counter()
-        gold = self._scenario(namespace)
-        wanted = {e for p in gold.probes for e in p.evidence}
+        wanted = self._memorable(namespace)
         kept = self._kept[namespace]
         for m in session.messages:
             if m.message_id in wanted:
@@ -172,8 +234,7 @@ class OracleSystem:
         sentences no summary kept is lost to it as to every system.
         """
         started = time.perf_counter()
-        gold = self._scenario(namespace)
-        wanted = {e for p in gold.probes for e in p.evidence}
+        wanted = self._memorable(namespace)
         kept, via = self._kept[namespace], self._via.setdefault(namespace, {})
         for m in session.messages:
             carried = [e for e in covers.get(m.message_id, ()) if e in wanted]
@@ -199,7 +260,7 @@ class OracleSystem:
         return RetrieveOutcome(hits, (time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE))
 
     def snapshot(self, namespace: str) -> list[SnapshotItem]:
-        """The evidence messages kept so far: the smallest store that answers every probe."""
+        """The memorable messages kept so far: every signal and soft session's evidence."""
         return [SnapshotItem(mid, hit.text, hit.source_ids) for mid, hit in self._kept[namespace].items()]
 
     def died(self) -> str | None:
@@ -208,6 +269,43 @@ class OracleSystem:
     def close(self) -> None:
         self._kept.clear()
         self._via.clear()
+        self._wanted.clear()
+
+
+class NeverStarted(DriftError, RuntimeError):
+    """The call of a system that did not start: it is never sent anywhere."""
+
+
+@dataclass
+class FailedSystem:
+    """A system whose adapter never became ready at the start of the run (it exited, never
+    bound its port, never said SERVING, or its Describe failed).
+
+    It takes part like any other so the others are scored alike: its first call in the run
+    fails (a ``fault`` record carrying ``error``), :meth:`died` then keeps it out of every
+    later scenario, and all its probes count as failed (the same denominators for every
+    system). ``isolation`` records the start error under ``start_error``.
+    """
+
+    label: str
+    spec: str
+    error: str
+    kind: str = "system"
+    describe: dict = field(default_factory=dict)
+    isolation: dict = field(default_factory=dict)
+    provenance: bool = False
+    supports_snapshot: bool = False
+
+    def _refuse(self, *args, **kwargs):
+        raise NeverStarted("the adapter never became ready at the start of the run")
+
+    reset = store = flush = retrieve = snapshot = _refuse
+
+    def died(self) -> str | None:
+        return self.error
+
+    def close(self) -> None:
+        pass
 
 
 _GRPC = re.compile(r"^grpc://(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+):(?P<port>\d{1,5})$")
@@ -343,7 +441,8 @@ def open_system(spec: str, deadlines: Deadlines = Deadlines(), log=None, kind: s
 
 
 def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Deadlines(), log=None,
-                 isolation: Isolation | None = None, connect_timeout_s: float = 10.0) -> list[RemoteSystem]:
+                 isolation: Isolation | None = None, connect_timeout_s: float = 10.0,
+                 tolerate: bool = False) -> list[RemoteSystem]:
     """Start (or connect to) the adapters of ``specs``, ``(spec, kind)`` pairs; returns them
     described, in the order given (``kind`` as :func:`open_system` takes it).
 
@@ -352,6 +451,10 @@ def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Dea
     under its own file lock (:func:`conformance.backend.venvs.cached_venv`); the processes are
     started from this thread, which outlives them (:mod:`drift_sdk.launch` ties an adapter's
     life to the thread that started it), and boot side by side before each is waited for.
+
+    ``tolerate``: an adapter that fails to come up (:data:`START_FAULTS`: it exits, never
+    serves, its Describe fails) becomes a :class:`FailedSystem` in its place and the others
+    start as usual; a bad spec or manifest still raises.
 
     Raises:
         The first error met, in the order of ``specs``, after stopping every adapter already
@@ -370,16 +473,34 @@ def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Dea
     started: list = []  # what each spec started, to stop on failure
     try:
         for i, (plan, _) in enumerate(plans):
-            if plan.mode == "process":
-                started.append(processes[i].launch())
-            elif plan.mode == "docker":
-                started.append(_start_container(plan, deadlines, log))
-            else:
-                started.append(BackendClient(plan.address, plan.spec, deadlines))
-        systems = [_ready_system(plan, kind, handle, connect_timeout_s)
-                   for (plan, kind), handle in zip(plans, started)]
+            try:
+                if plan.mode == "process":
+                    started.append(processes[i].launch())
+                elif plan.mode == "docker":
+                    started.append(_start_container(plan, deadlines, log))
+                else:
+                    started.append(BackendClient(plan.address, plan.spec, deadlines))
+            except START_FAULTS as exc:
+                if not tolerate:
+                    raise
+                started.append(exc)
+        systems = []
+        for i, ((plan, kind), handle) in enumerate(zip(plans, started)):
+            if isinstance(handle, Exception):
+                systems.append(_failed_system(plan, kind, handle, processes.get(i), log))
+                continue
+            try:
+                systems.append(_ready_system(plan, kind, handle, connect_timeout_s))
+            except START_FAULTS as exc:
+                if not tolerate:
+                    raise
+                with contextlib.suppress(Exception):
+                    handle.close() if isinstance(handle, BackendClient) else handle.stop()
+                systems.append(_failed_system(plan, kind, exc, handle, log))
     except BaseException:
         for handle in started:
+            if isinstance(handle, Exception):
+                continue
             with contextlib.suppress(Exception):  # the error that stopped the start is the one to show
                 if isinstance(handle, BackendClient):
                     handle.close()
@@ -387,6 +508,17 @@ def open_systems(specs: list[tuple[str, str | None]], deadlines: Deadlines = Dea
                     handle.stop()
         raise
     return systems
+
+
+def _failed_system(plan: AdapterPlan, kind: str | None, exc: Exception, handle, log) -> FailedSystem:
+    manifest = getattr(handle, "manifest", None)
+    label = manifest.name if manifest is not None else plan.spec
+    if kind is None:
+        kind = "control" if manifest is not None and manifest.kind == "control" else "system"
+    if log:
+        log(f"adapter {label} did not start; it is scored as failed, the others run: {exc}")
+    return FailedSystem(label=label, spec=plan.spec, error=str(exc), kind=kind,
+                        isolation={"mode": plan.mode, "start_error": str(exc)})
 
 
 def close_systems(systems: list) -> None:
@@ -408,7 +540,7 @@ def _ready_system(plan: AdapterPlan, kind: str | None, handle, connect_timeout_s
         deadline = time.monotonic() + connect_timeout_s
         while not client.serving():
             if time.monotonic() > deadline:
-                raise AdapterSpecError(f"--adapter {plan.spec}: no MemoryBackend answered health SERVING at "
+                raise NotServing(f"--adapter {plan.spec}: no MemoryBackend answered health SERVING at "
                                        f"{plan.address} within {connect_timeout_s:g} s")
             time.sleep(0.2)
         system = RemoteSystem(label=plan.spec, spec=plan.spec, client=client, kind=kind or "system",

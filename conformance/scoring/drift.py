@@ -479,6 +479,9 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
             out.metrics[name] = _na("no Snapshot and no session markers: which sessions are stored is unknown")
         return
     out.measurement["selectivity"] = ("snapshot provenance" if methods == {"snapshot"}
+                                      else "state audit (the Snapshot failed it): over the sessions the audit "
+                                           "probed, a session counts as stored when Retrieve of its sampled "
+                                           "sentence returns a hit carrying it" if methods == {"audit"}
                                       else "marker probing (adapter has no Snapshot): a session counts as stored "
                                            "when Retrieve of its marker returns it")
     for horizon in (None, *horizons):
@@ -495,9 +498,11 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
         for scenario, state in last.items():
             tiers = gold[scenario].session_tiers if scenario in gold else {}
             stored = set(state.get("stored_sessions") or ())
+            # Under a failed state audit only the sessions its probes asked about are known.
+            audited = set(state["audited_sessions"]) if state.get("method") == "audit" else None
             for session_id in order.get(scenario, [])[: state["sessions_streamed"]]:
                 tier = tiers.get(session_id)
-                if tier is None:
+                if tier is None or (audited is not None and session_id not in audited):
                     continue
                 n += 1
                 if tier == "noise":

@@ -177,7 +177,9 @@ def score_system(rows: Sequence[ProbeRow], store_records: Iterable[Mapping[str, 
       ``accuracy.<probe_type>``: every probe type present, abstention probes included.
     - ``recall_at_k`` (mean per-probe evidence coverage, 0..1) and
       ``recall_all_in_budget`` (share of probes whose whole evidence is in the budget),
-      over probes where recall is measurable (guide §7).
+      over probes where recall is measurable (guide §7); ``recall_any_at_k`` (share of
+      probes with some evidence message in the top k) and ``recall_all_at_k`` (share with
+      all of it). Evidence counts only where a hit carries it (docs/audit.md).
     - ``update_correctness``, ``deprecation_correctness`` over revision probes and
       ``revision_accuracy`` = their harmonic mean, 0 when either is 0 (DRIFT §7.3); its
       interval bootstraps the four per-scenario counts jointly.
@@ -210,6 +212,8 @@ def score_system(rows: Sequence[ProbeRow], store_records: Iterable[Mapping[str, 
     out["recall_at_k"] = _mean_metric(rows, lambda r: r.recall_at_k, recall_reason, **boot)
     out["recall_all_in_budget"] = _mean_metric(rows, lambda r: r.recall_all_in_budget,
                                                recall_reason, **boot)
+    out["recall_any_at_k"] = _mean_metric(rows, lambda r: r.recall_any_at_k, recall_reason, **boot)
+    out["recall_all_at_k"] = _mean_metric(rows, lambda r: r.recall_all_at_k, recall_reason, **boot)
 
     revision = [r for r in rows if r.is_revision]
     update = _mean_metric(revision, lambda r: r.update_correct,

@@ -59,6 +59,10 @@ class ProbeRow:
     value (or, where gold does not say the value, any answer but the declining one)."""
     infra_failed: bool = False
     """The probe went unanswered because of a fault (labelled apart from a wrong answer)."""
+    recall_any_at_k: bool | None = None
+    """Some gold evidence message is carried by the top k hits (None where recall is)."""
+    recall_all_at_k: bool | None = None
+    """Every gold evidence message is carried by the top k hits (None where recall is)."""
 
 
 def _strip_punctuation(token: str) -> str:
@@ -121,24 +125,36 @@ def _covered(evidence: list[str], source_ids: set[str], sessions: Mapping[str, s
 def _recall(record: Mapping[str, Any], probe: GoldProbe, sessions: Mapping[str, str],
             where: str) -> tuple[float | None, bool | None]:
     """(recall@k, all evidence inside the budget) for one record, or (None, None)."""
+    at_k, in_budget, _ = _recall_counts(record, probe, sessions, where)
+    return at_k, in_budget
+
+
+def _recall_counts(record: Mapping[str, Any], probe: GoldProbe, sessions: Mapping[str, str],
+                   where: str) -> tuple[float | None, bool | None, int | None]:
+    """(recall@k, all evidence inside the budget, evidence messages covered in the top k)."""
     if not probe.evidence or not record.get("provenance"):
-        return None, None
+        return None, None, None
     # Recall is the memory's: the soft gate's buffer hits (the harness's) are left out.
     hits = [hit for hit in record.get("hits") or [] if not hit.get("from_buffer")]
     if any(not hit.get("source_ids") for hit in hits):
         # One hit without provenance makes coverage unknowable: never guess.
-        return None, None
+        return None, None, None
     evidence = list(dict.fromkeys(probe.evidence))
 
     def cited(hit: Mapping[str, Any]) -> list[str]:
+        # Carried provenance (conformance.provenance): only the messages the hit's text carries;
+        # records written before the rule have no "carried" and keep their citations.
+        ids = hit["carried"] if "carried" in hit else hit["source_ids"]
+        if not hit.get("covers"):
+            return list(ids)
         # Under the summary gate a hit citing a summary also covers the messages it kept.
-        return [*hit["source_ids"], *(hit.get("covers") or ())]
+        return [*ids, *hit["covers"]] if "carried" not in hit or hit["carried"] else list(ids)
 
     all_ids = {sid for hit in hits for sid in cited(hit)}
     budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in cited(hit)}
-    at_k = len(_covered(evidence, all_ids, sessions, where)) / len(evidence)
+    covered = len(_covered(evidence, all_ids, sessions, where))
     in_budget = len(_covered(evidence, budget_ids, sessions, where)) == len(evidence)
-    return at_k, in_budget
+    return covered / len(evidence), in_budget, covered
 
 
 def _deprecated(record: Mapping[str, Any], probe: GoldProbe) -> bool | None:
@@ -174,7 +190,7 @@ def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
     # An answer model's answers arrive graded (exact match, then the judge: conformance.llm.judge).
     grade = record.get("grade")
     correct = grade["correct"] if grade is not None else _is_correct(record.get("answer"), probe)
-    at_k, in_budget = _recall(record, probe, sessions, where)
+    at_k, in_budget, covered = _recall_counts(record, probe, sessions, where)
     revision = probe.probe_type == "revision"
     latency = record.get("read_latency_ms")
     return ProbeRow(
@@ -193,6 +209,8 @@ def _row(system: str, record: Mapping[str, Any], probe: GoldProbe,
         checkpoint_id=probe.checkpoint_id,
         horizon=probe.horizon or record.get("horizon"),
         leaked=_leaked(record.get("answer"), probe, gold),
+        recall_any_at_k=None if covered is None else covered > 0,
+        recall_all_at_k=None if covered is None else covered == len(set(probe.evidence)),
     )
 
 
@@ -206,6 +224,7 @@ def _failed_row(system: str, record: Mapping[str, Any], probe: GoldProbe, scenar
         system=system, scenario_id=scenario_id, probe_id=probe.probe_id, probe_type=probe.probe_type,
         abstention=probe.abstention, correct=False if closed else None,
         recall_at_k=0.0 if measurable else None, recall_all_in_budget=False if measurable else None,
+        recall_any_at_k=False if measurable else None, recall_all_at_k=False if measurable else None,
         is_revision=revision, update_correct=(False if closed else None) if revision else None,
         deprecated=None, read_latency_ms=None, checkpoint_id=probe.checkpoint_id,
         horizon=probe.horizon or record.get("horizon"), leaked=None, infra_failed=True)
@@ -225,11 +244,14 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
 
     - ``correct``: normalised answer (:func:`normalize_answer`) equals the normalised gold
       answer or an accepted variant; a null answer (free-form probe) gives None.
-    - ``recall_at_k``: share of distinct gold evidence message ids covered by the source
-      ids of *all* hits (the runner already asked for k); a message is covered when a
-      source id equals it or equals its session id, or (summary gate, DRIFT §5.2) when a
-      hit cites a summary whose ``covers`` lists it (the summary kept a sentence of that
-      message). ``recall_all_in_budget``: True iff every evidence id is covered by hits
+    - ``recall_at_k``: share of distinct gold evidence message ids covered by *all* hits
+      (the runner already asked for k hits; k is a hit count); a message is covered when a
+      hit's ``carried`` ids name it: the hit cites it (by message or session id) and its
+      text, within the first ``budget_tokens`` tokens, carries the message's content
+      (:mod:`conformance.provenance`, docs/audit.md); or (summary gate, DRIFT §5.2) when a
+      hit carrying a summary has ``covers`` listing it. Records without ``carried`` (older
+      runs) count every cited id. ``recall_any_at_k``: some evidence message is covered;
+      ``recall_all_at_k``: every one is. ``recall_all_in_budget``: True iff every evidence id is covered by hits
       with ``in_budget`` true. Hits marked ``from_buffer`` (soft gate: the harness's
       buffer, not the memory) count in neither. Both are None when
       the probe has no evidence, the system does not declare provenance, or any hit has

@@ -85,8 +85,9 @@ CORPUS_VERSION = "2.0.0"
 
 
 def generate_corpus(fixtures_dir: Path, gold_dir: Path, scenarios_dir: Path | None = None, seed: int = 42,
-                    synthesizer: Synthesizer | None = None) -> list[str]:
-    """Generate every scenario of ``scenarios_dir`` (default: the repository's ``scenarios/``).
+                    synthesizer: Synthesizer | None = None, specs: list[ScenarioSpec] | None = None) -> list[str]:
+    """Generate every scenario of ``scenarios_dir`` (default: the repository's ``scenarios/``),
+    or the already loaded ``specs`` (``generate --scenario-file``) when given.
 
     Writes ``fixtures_dir/<id>.jsonl`` and ``gold_dir/<id>.json`` (holdout scenarios
     included; excluding them is the runner's business) and returns the ids in file
@@ -95,9 +96,10 @@ def generate_corpus(fixtures_dir: Path, gold_dir: Path, scenarios_dir: Path | No
     Raises:
         ScenarioError: an invalid scenario file (names the file and field).
     """
-    folder = Path(scenarios_dir) if scenarios_dir is not None else paths.data_root() / "scenarios"
+    if specs is None:
+        specs = load_scenarios(Path(scenarios_dir) if scenarios_dir is not None else paths.data_root() / "scenarios")
     ids = []
-    for spec in load_scenarios(folder):
+    for spec in specs:
         lines, gold = build_scenario(spec, seed, synthesizer)
         write_fixture(Path(fixtures_dir) / f"{spec.id}.jsonl", lines)
         write_gold(Path(gold_dir) / f"{spec.id}.json", gold)

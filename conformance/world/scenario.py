@@ -291,8 +291,9 @@ def _explain(err: dict) -> tuple[str, str]:
     return _field_path(loc), msg
 
 
-def load_scenario(path: Path | str) -> ScenarioSpec:
-    """Read and validate one scenario YAML file.
+def load_scenario(path: Path | str, id_is_stem: bool = True) -> ScenarioSpec:
+    """Read and validate one scenario YAML file. ``id_is_stem``: the ``id`` must be the file
+    name's stem (the library's rule; a user's ``--scenario-file`` may be named freely).
 
     Raises:
         ScenarioError: unreadable YAML or an invalid field; names the file, the
@@ -301,7 +302,7 @@ def load_scenario(path: Path | str) -> ScenarioSpec:
     path = Path(path)
     data = load_yaml(path, ScenarioError)
     spec = parse_scenario(data, path)
-    if spec.id != path.stem:
+    if id_is_stem and spec.id != path.stem:
         raise ScenarioError(path, "id", f"expected the file name's stem {path.stem!r}, got {spec.id!r}")
     return spec
 

@@ -116,3 +116,19 @@ def scoped_env(names, **values):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def assert_scopes_honoured(stub, ns):
+    """A private message (``s2-m3``, alice's) comes back to alice and never to bob, nor to a
+    Retrieve that names no entity; the shared messages come back to all three."""
+    store_all(stub, ns)
+
+    def ids(entity):
+        hits = stub.Retrieve(pb.RetrieveRequest(namespace=ns, query="alice prefers green tea over coffee", k=10,
+                                                querying_entity=entity, now="2026-03-10T09:00:00Z"), timeout=60).hits
+        return {sid for h in hits for sid in h.source_ids}
+
+    assert "s2-m3" in ids("alice")
+    for other in ("bob", ""):
+        seen = ids(other)
+        assert "s2-m3" not in seen and seen, other

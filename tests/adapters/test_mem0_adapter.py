@@ -32,7 +32,7 @@ from drift_sdk.v1 import memory_backend_pb2 as pb
 
 sys.path.insert(0, str(Path(__file__).parent))
 from adapter_harness import snapshot as _snapshot  # noqa: E402
-from adapter_harness import scoped_env  # noqa: E402
+from adapter_harness import assert_scopes_honoured, scoped_env  # noqa: E402
 from fake_anthropic import FakeAnthropic, request_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +114,7 @@ def test_describe(adapter):
     assert d.name == "mem0" and d.version.startswith("mem0ai-2.2.")
     c = d.capabilities
     assert c.provenance and c.snapshot and c.forget and c.flush_signal and c.deterministic
-    assert not c.scopes and not c.time_aware
+    assert c.scopes and not c.time_aware  # offline mode honours querying_entity
     assert list(d.internal_models) == ["sentence-transformers/all-MiniLM-L6-v2 (int8 ONNX)"]
     assert d.settings["infer"] == "false" and d.settings["mem0_version"].startswith("2.2.")
 
@@ -159,6 +159,24 @@ def test_namespaces_are_isolated_and_reruns_are_identical(adapter):
     _store_all(stub, "run-b")  # reset and store again: same hits, same scores
     again = [[(h.text, h.score, tuple(h.source_ids)) for h in _retrieve(stub, "run-b", q, k=6)] for q in queries]
     assert again == first
+
+
+@pytest.mark.slow
+def test_private_messages_go_only_to_their_author(adapter):
+    assert_scopes_honoured(adapter.stub, "scopes")
+
+
+@pytest.mark.slow
+def test_each_namespace_has_its_own_collection_so_reads_do_not_scan_others(adapter, tmp_path):
+    # mem0's advice for tenant isolation: one collection per namespace; Reset drops it.
+    stub = adapter.stub
+    _store_all(stub, "iso-a")
+    _store_all(stub, "iso-b")
+    folders = {p.name for p in (Path(adapter.workdir) / "mem0-data" / "qdrant" / "collection").iterdir()}
+    assert {"drift-" + __import__("hashlib").blake2b(ns.encode(), digest_size=8).hexdigest()
+            for ns in ("iso-a", "iso-b")} <= folders
+    stub.Reset(pb.ResetRequest(namespace="iso-a"), timeout=60)
+    assert _snapshot(stub, "iso-a") == [] and len(_snapshot(stub, "iso-b")) == sum(len(s.messages) for s in SESSIONS)
 
 
 @pytest.mark.slow

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.backend.privilege import share_with_adapters
+
 pytest.importorskip("bm25s", reason="bm25s is in the test extra: pip install -e '.[test]'")
 pytest.importorskip("anthropic")
 
@@ -75,7 +77,7 @@ def fake():
 
 def _env(fake, tmp_path, **extra) -> dict:
     return {"DRIFT_REFERENCE_LLM_MODEL": MODEL, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": fake.url,
-            "DRIFT_REFERENCE_LLM_CACHE": str(tmp_path / "llm-cache"), **extra}
+            "DRIFT_REFERENCE_LLM_CACHE": str(share_with_adapters(tmp_path / "llm-cache")), **extra}
 
 
 def _backend(environ):

@@ -67,7 +67,7 @@ def test_describe_through_the_runner(system):
     assert d["name"] == "vector" and d["version"].startswith("0.1 (qdrant-client 1.20.0")
     caps = d["capabilities"]
     assert all(caps[c] for c in ("provenance", "snapshot", "forget", "flush_signal", "deterministic"))
-    assert not caps["scopes"] and not caps["time_aware"]
+    assert caps["scopes"] and not caps["time_aware"]
     assert d["internal_models"] == [MODEL]
     settings = d["settings"]
     assert MODEL in settings["embedder"] and settings["dims"] == "384" and settings["distance"].startswith("cosine")

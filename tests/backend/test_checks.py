@@ -223,7 +223,9 @@ def test_synthetic_corpus_is_stable_and_its_words_are_unique():
 
 def test_a_correct_backend_passes_every_check():
     results = results_of("GoodFake")
-    assert {r for r, _ in results.values()} == {"PASS"}, results
+    # scopes_honoured skips: GoodFake does not claim scopes.
+    assert {r for name, (r, _) in results.items() if name != "scopes_honoured"} == {"PASS"}, results
+    assert results["scopes_honoured"][0] == "SKIP"
 
 
 @pytest.mark.parametrize("fake, check, words", [
@@ -277,7 +279,7 @@ def test_skipped_checks_are_not_run_and_print_their_reason():
     results = run_checks(InProcessTarget(fakes["IgnoresK"]()), skips={"k_honoured": "pages by itself"})
     by_name = {r.name: r for r in results}
     assert by_name["k_honoured"].result == "SKIP" and "pages by itself" in by_name["k_honoured"].detail
-    assert all(r.result == "PASS" for r in results if r.name != "k_honoured")
+    assert all(r.result == "PASS" for r in results if r.name not in ("k_honoured", "scopes_honoured"))
 
 
 # ---- over gRPC, in process ----
@@ -290,7 +292,8 @@ def test_grpc_address_is_checked_through_the_runner_client():
         result = CliRunner().invoke(check_adapter_cmd, [f"grpc://127.0.0.1:{port}", "--json", "--quiet"])
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)
-        assert doc["passed"] is True and [c["result"] for c in doc["checks"]] == ["PASS"] * len(CHECK_NAMES)
+        assert doc["passed"] is True
+        assert [c["result"] for c in doc["checks"]] == ["SKIP" if n == "scopes_honoured" else "PASS" for n in CHECK_NAMES]
         # The same target, with the client's 1 ms deadline probe through ClientTarget.
         client = BackendClient(f"127.0.0.1:{port}", "good-fake")
         try:
@@ -360,6 +363,8 @@ def test_built_in_adapters_pass(adapter):
     for name, check in checks.items():
         if name in skips:
             assert check["result"] == "SKIP" and skips[name] in check["detail"]
+        elif name == "scopes_honoured" and not doc["describe"]["capabilities"].get("scopes"):
+            assert check["result"] == "SKIP" and "does not claim scopes" in check["detail"]
         else:
             assert check["result"] == "PASS", check
     if adapter != "none":
@@ -373,7 +378,7 @@ def test_table_output_lists_every_check(tmp_path):
     for name in CHECK_NAMES:
         assert name in result.stdout
     assert "adapter.yaml check_skips: The amnesiac control stores nothing" in " ".join(result.stdout.split())
-    assert "8 passed, 0 failed, 1 skipped" in result.stdout
+    assert "11 passed, 0 failed, 2 skipped" in result.stdout
 
 
 @pytest.mark.slow

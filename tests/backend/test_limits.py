@@ -13,7 +13,7 @@ import pytest
 
 from conformance.backend import limits as limits_mod
 from conformance.backend.client import BackendCallError
-from conformance.backend.limits import CPU_PERIOD_US, GIB, CgroupLimits, host_cpus
+from conformance.backend.limits import CPU_PERIOD_US, GIB, CgroupLimits, cpu_shares_v1, cpu_weight_v2, host_cpus
 from conformance.contract.fixture import Message, Session
 from conformance.runner.systems import open_system
 
@@ -80,6 +80,9 @@ def test_cpu_quota_file_holds_the_request_and_cleanup_removes_the_dirs(limits_on
         assert lim.cpu_dir is not None and lim.memory_dir is not None and lim.cpu_dir != lim.memory_dir
         assert (lim.cpu_dir / "cpu.cfs_quota_us").read_text().strip() == str(CPU_PERIOD_US // 2)
         assert (lim.cpu_dir / "cpu.cfs_period_us").read_text().strip() == str(CPU_PERIOD_US)
+        # half a CPU weighs half a task (1024 shares per CPU)
+        assert (lim.cpu_dir / "cpu.shares").read_text().strip() == "512"
+        assert lim.describe()["cpu_weight"] == {"file": "cpu.shares", "value": 512}
         assert int((lim.memory_dir / "memory.limit_in_bytes").read_text()) == GIB // 4
         # the memory cgroup is a child of the runner's OWN memory cgroup
         own = next(line.split(":", 2)[2] for line in Path("/proc/self/cgroup").read_text().splitlines()
@@ -123,11 +126,45 @@ def test_v2_writes_cpu_max_and_memory_max(tmp_path, monkeypatch):
     child = lim.cpu_dir
     assert child == lim.memory_dir and child.parent == own
     assert (child / "cpu.max").read_text() == f"150000 {CPU_PERIOD_US}"
+    assert (child / "cpu.weight").read_text() == "150"  # 1.5 CPUs weigh 1.5 default cgroups
+    assert lim.describe()["cpu_weight"] == {"file": "cpu.weight", "value": 150}
+    assert "weight 150 (cpu.weight)" in lim.reason
     assert (child / "memory.max").read_text() == str(GIB // 2)
     assert (child / "memory.swap.max").read_text() == "0" and lim.swap_limited is True
     assert lim.wrap(["python"])[-3:] == ["1", str(child / "cgroup.procs"), "python"]
     (child / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
     assert lim.oom_kills() == 1 and lim.limit_hits() == 3
+
+
+def test_cpu_weight_is_the_default_times_the_requested_cpus_within_the_kernels_bounds():
+    # v2: 100 per CPU in [1, 10000]; v1: 1024 per CPU in [2, 262144] (by hand).
+    assert [cpu_weight_v2(c) for c in (0.001, 0.5, 1, 2, 8, 200)] == [1, 50, 100, 200, 800, 10000]
+    assert [cpu_shares_v1(c) for c in (0.001, 0.5, 1, 2, 8, 500)] == [2, 512, 1024, 2048, 8192, 262144]
+
+
+def test_a_refused_weight_is_a_note_and_the_quota_stays(tmp_path, monkeypatch):
+    monkeypatch.delenv(limits_mod.DISABLE_ENV, raising=False)
+    root = tmp_path / "cg"
+    own = root / "runner"
+    own.mkdir(parents=True)
+    (own / "cgroup.controllers").write_text("cpu memory\n")
+    (own / "cgroup.subtree_control").write_text("cpu memory\n")
+    (tmp_path / "cgroup").write_text("0::/runner\n")
+    (tmp_path / "mountinfo").write_text(f"30 23 0:26 / {root} rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n")
+    monkeypatch.setattr(limits_mod, "PROC_SELF_CGROUP", tmp_path / "cgroup")
+    monkeypatch.setattr(limits_mod, "PROC_SELF_MOUNTINFO", tmp_path / "mountinfo")
+    real_write = limits_mod._write
+
+    def write(path, value):
+        if path.name == "cpu.weight":
+            raise PermissionError(13, "Permission denied", str(path))
+        path.touch()
+        real_write(path, value)
+
+    monkeypatch.setattr(limits_mod, "_write", write)
+    lim = CgroupLimits.detect(cpus=2, memory_gb=0.5, label="v2w")
+    assert lim.cpu_enforced and lim.cpu_weight is None and lim.describe()["cpu_weight"] is None
+    assert "cpu.weight not written" in lim.reason and (lim.cpu_dir / "cpu.max").read_text() == f"200000 {CPU_PERIOD_US}"
 
 
 # ------------------------------------------------------------------ real adapters

@@ -85,3 +85,17 @@ def test_a_network_switch_must_be_a_variable_the_adapter_receives(tmp_path):
         load_manifest(write(tmp_path / "a", "name: a\ndescription: d\noutbound_when_set: [MODE]\n"))
     with pytest.raises(ManifestError, match=r"adapter\.yaml: network: "):
         load_manifest(write(tmp_path / "b", "name: b\ndescription: d\nnetwork: everywhere\n"))
+
+
+def test_the_guides_example_manifest_passes_the_built_in_rule(tmp_path):
+    """docs/add-your-memory-system.md's adapter.yaml, copied into a folder, loads and says how it
+    was verified as every built-in adapter must (its example once said ``unverified``)."""
+    import re
+
+    from conformance.paths import data_root
+
+    guide = (data_root() / "docs" / "add-your-memory-system.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(name: my-memory.*?)```", guide, re.S).group(1)
+    manifest = load_manifest(write(tmp_path / "my-memory", example))
+    assert manifest.name == "my-memory"
+    assert manifest.verified in ("live", "fake-service")

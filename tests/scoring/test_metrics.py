@@ -289,7 +289,7 @@ STORE_RECORDS = [_store("sa", 5.1), _store("sa", 7.0), _store("sb", 3.0),
 
 EXPECTED_NAMES = {
     "accuracy", "abstention_accuracy", "accuracy.fact_recall", "accuracy.negative_recall",
-    "accuracy.revision", "recall_at_k", "recall_all_in_budget", "update_correctness",
+    "accuracy.revision", "recall_at_k", "recall_all_in_budget", "recall_any_at_k", "recall_all_at_k", "update_correctness",
     "deprecation_correctness", "revision_accuracy",
     "read_latency_ms_p50", "read_latency_ms_p95", "read_latency_ms_p99",
     "write_latency_ms_p50", "write_latency_ms_p95", "write_latency_ms_p99",

@@ -1,0 +1,122 @@
+"""Carried provenance: a hit's citation counts only when the hit's text carries the cited message.
+
+A memory cites the messages a hit came from (``source_ids``). Nothing stops an adapter from
+citing every message it holds on every hit, so a citation is credited (for recall, coverage,
+selectivity and the reader's dates) only when the hit's text is consistent with the cited
+message's content. The rule (docs/audit.md):
+
+- A text's *content words* are its words (Unicode letters and digits, NFKC, casefolded),
+  minus English function words (:data:`STOPWORDS`) and one-character words, each reduced to
+  its Snowball English stem ("drinks" and "drinking" both give "drink").
+- Message ``m`` is carried by hit text ``h`` when they share at least
+  ``min(MIN_SHARED, |W(m)|)`` content words AND either the shared words are at least
+  :data:`MESSAGE_SHARE` of the message's content words (verbatim and extractive memories)
+  or at least :data:`HIT_SHARE` of the hit's (a fact-rewriting memory condenses a long
+  message into a short statement: "No more yerba mate, it's green tea every morning now"
+  -> "User drinks green tea" shares {green, tea}: 2 of the message's 5, 2 of the hit's 4).
+  A message with no content word is carried by nothing.
+- Only the first ``budget`` tokens of a hit can support a citation (:func:`budget_cut`): no
+  reader sees more of one hit, so a packed hit holding every message credits only what lies
+  before that cut. ``k`` stays a hit count.
+
+The thresholds were set on the committed corpus so that every built-in honest adapter keeps
+its credit and a hit citing every stored message gains next to nothing (tests/test_provenance.py,
+tests/runner/test_audits.py).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import snowballstemmer
+
+__all__ = ["MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms", "content_words", "carries",
+           "budget_cut", "carried_ids"]
+
+MIN_SHARED = 2
+"""Content words a hit must share with a message (fewer only when the message has fewer)."""
+MESSAGE_SHARE = 0.5
+"""Share of the message's content words present in the hit that carries it verbatim or extractively."""
+HIT_SHARE = 0.4
+"""Share of the hit's content words that a rewriting hit must take from the message."""
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each either else ever every few for from further get gets got had hadn't has hasn't have haven't
+having he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if
+in into is isn't it it's its itself just let's like me more most much must mustn't my myself no nor not
+now of off on once one only or other ought our ours ourselves out over own per quite rather really same
+shan't she she'd she'll she's should shouldn't so some such than that that's the their theirs them
+themselves then there there's these they they'd they'll they're they've this those though through to
+too under until up upon us very was wasn't we we'd we'll we're we've were weren't what what's when
+when's where where's whether which while who who's whom why why's will with won't would wouldn't yes
+yet you you'd you'll you're you've your yours yourself yourselves ok okay oh well sure thanks thank
+please hi hello hey
+""".split())
+"""English function words, apostrophes as typed with U+0027 (curly ones are folded to it)."""
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+def content_terms(text: str) -> list[str]:
+    """The content words of ``text`` in order, casefolded, unstemmed (possessive 's dropped)."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    return [word[:-2] if word.endswith("'s") else word for word in _WORD.findall(folded)
+            if len(word) >= 2 and word not in STOPWORDS]
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The set of stemmed content words of ``text`` (see the module docstring)."""
+    return frozenset(_stem(word) for word in content_terms(text))
+
+
+def carries(hit_words: frozenset[str], message_words: frozenset[str]) -> bool:
+    """True when a hit with content words ``hit_words`` carries a message with ``message_words``."""
+    if not message_words:
+        return False
+    shared = len(hit_words & message_words)
+    if shared < min(MIN_SHARED, len(message_words)):
+        return False
+    return shared >= MESSAGE_SHARE * len(message_words) or shared >= HIT_SHARE * len(hit_words)
+
+
+def budget_cut(text: str, budget_tokens: int, encoding: str) -> str:
+    """The part of ``text`` within its first ``budget_tokens`` tokens (tiktoken ``encoding``).
+
+    A text of at most ``budget_tokens`` characters is returned whole (a token is never
+    shorter than one character), so only long hits are tokenized.
+    """
+    if len(text) <= budget_tokens:
+        return text
+    from conformance.answer.tokens import encoding as load
+
+    enc = load(encoding)
+    tokens = enc.encode(text, disallowed_special=())
+    return text if len(tokens) <= budget_tokens else enc.decode(tokens[:budget_tokens])
+
+
+def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: Mapping[str, frozenset[str]],
+                messages_of: Mapping[str, Iterable[str]]) -> list[str]:
+    """The message ids a hit carries, in citation order, without repeats.
+
+    ``words_of``: message id -> its content words; ``messages_of``: session id -> its
+    message ids. A cited message id counts when the hit carries it; a cited session id
+    contributes each of its messages the hit carries. Unknown ids contribute nothing.
+    """
+    out: dict[str, None] = {}
+    for source in source_ids:
+        candidates = messages_of.get(source) or ((source,) if source in words_of else ())
+        for message_id in candidates:
+            if message_id not in out and carries(hit_words, words_of.get(message_id, frozenset())):
+                out[message_id] = None
+    return list(out)

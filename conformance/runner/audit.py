@@ -1,0 +1,357 @@
+"""What an adapter reports about itself, checked by the runner (docs/audit.md).
+
+Three checks, all on the harness side and none visible to the adapter as a test:
+
+- **Carried provenance and runner-owned time** (:class:`MessageLedger`, :meth:`MessageLedger.own`):
+  each hit's citations are kept only for the messages its text carries
+  (:mod:`conformance.provenance`), and the hit is dated by the runner's own record of them
+  (the newest carried message; a citation of a session whose text the hit carries takes the
+  session's time). The adapter's timestamp is recorded (``adapter_timestamp``), not used.
+- **Memory-state audit** (:func:`audit_checkpoint`): at each checkpoint every hit's source ids
+  must be among the Snapshot's, and its text backed by the Snapshot items citing those sources.
+  Besides, one message per stored session, picked by the runner with an RNG seeded by the
+  scenario and session ids (ordinary content, not the markers an adapter can recognise), is
+  asked through Retrieve: the first half of its content words ask, and a hit citing the session
+  must carry the other half (an echo of the query proves nothing). A session found so that the
+  Snapshot does not hold is a mismatch.
+- **Scoring from what the audit establishes** (:func:`apply_state_audit`): a system with any
+  mismatch gets ``state_audit.passed`` false and its Snapshot is not used: its state records
+  switch to ``method: "audit"`` (selectivity over the audited sessions, stored = found by the
+  audit probes) with storage unknown, so storage tokens, MVOT, TES and DRIFT-E are n/a.
+
+The ledger keeps ids, times and each message's set of stemmed content words (word order and
+function words gone): never a transcript the reader could use. For the audit probes it also keeps,
+per session, the content words of one sampled message (the asking half in order, the other
+half as stems; no function words, no punctuation); they never reach the reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from conformance.contract.fixture import Probe
+from conformance.provenance import budget_cut, carried_ids, content_terms, content_words
+
+__all__ = ["MessageLedger", "OwnedHit", "audit_checkpoint", "apply_state_audit", "audit_reasons", "provenance_findings",
+           "AUDIT_FINDING_NOTE",
+           "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS"]
+
+BACKED_SHARE = 0.8
+"""Share of a hit's content words the Snapshot items citing its sources must hold."""
+OLDER_PROBES = 4
+"""Audit probes per checkpoint among sessions audited at an earlier checkpoint (re-checked)."""
+MIN_SENTENCE_WORDS = 6
+"""Distinct content words a message needs to be an audit probe (half ask, half must come back)."""
+MAX_EXAMPLES = 3
+
+AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
+                      "returns, so its self-reported storage is not used: selectivity is measured by the audit's "
+                      "probes; storage tokens, MVOT, TES and DRIFT-E are n/a")
+AUDIT_REASON = "state audit failed: the adapter's Snapshot is not used (see state_audit)"
+
+
+
+@dataclass(frozen=True)
+class OwnedHit:
+    """A retrieved hit as the reader sees it: the adapter's text and rank, the runner's time."""
+
+    text: str
+    score: float
+    source_ids: tuple[str, ...]
+    timestamp: str
+    """The runner's time (RFC 3339) of the newest message the hit carries; "" when it carries none."""
+    carried: tuple[str, ...]
+    """Message ids the hit's text carries (within its first ``budget_tokens`` tokens)."""
+    adapter_timestamp: str
+
+
+@dataclass
+class MessageLedger:
+    """The runner's own record of one scenario's messages: ids, times, content words."""
+
+    scenario_id: str = ""
+    words_of: dict[str, frozenset[str]] = field(default_factory=dict)
+    messages_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    time_of: dict[str, str] = field(default_factory=dict)
+    """Message id -> its timestamp; session id -> the session's time."""
+    session_of: dict[str, str] = field(default_factory=dict)
+    sentences: dict[str, tuple[str, str, frozenset[str]]] = field(default_factory=dict)
+    """Session id -> (audit query: the first half of the content words of one sampled message, in
+    order; who asks it: the message's author; the stems of the other half, which a hit must carry)."""
+    order: list[str] = field(default_factory=list)
+    audited_upto: int = 0
+    item_words: dict[tuple[str, str, bytes], frozenset[str]] = field(default_factory=dict)
+
+    def add_session(self, session, marker: str | None = None) -> None:
+        """Record what Store received of one session (call before the transcript is dropped)."""
+        sid = session.session_id
+        self.order.append(sid)
+        self.time_of[sid] = session.time
+        ids = []
+        for m in session.messages:
+            ids.append(m.message_id)
+            self.words_of[m.message_id] = content_words(m.text)
+            self.time_of[m.message_id] = m.timestamp or session.time
+            self.session_of[m.message_id] = sid
+        self.messages_of[sid] = tuple(ids)
+        sentence = self._sample_sentence(session, marker)
+        if sentence is not None:
+            self.sentences[sid] = sentence
+
+    def _sample_sentence(self, session, marker: str | None) -> tuple[str, str, frozenset[str]] | None:
+        candidates = []
+        for m in session.messages:
+            text = m.text.replace(marker, " ") if marker else m.text
+            terms = list(dict.fromkeys(content_terms(text)))
+            if len(terms) >= MIN_SENTENCE_WORDS:
+                # The first half of its content words asks; the second half must come back: an
+                # echo of the query proves nothing. Words only: the runner keeps no transcript text.
+                half = (len(terms) + 1) // 2
+                candidates.append((" ".join(terms[:half]), m.author, content_words(" ".join(terms[half:]))))
+        if not candidates:
+            return None
+        return _rng(self.scenario_id, session.session_id).choice(candidates)
+
+    def own(self, hits: Iterable, budget_tokens: int, encoding: str) -> list[OwnedHit]:
+        """``hits`` (rank order) with carried provenance and runner-owned time."""
+        out = []
+        for hit in hits:
+            words = content_words(budget_cut(hit.text, budget_tokens, encoding))
+            carried = tuple(carried_ids(words, hit.source_ids, self.words_of, self.messages_of))
+            out.append(OwnedHit(hit.text, hit.score, tuple(hit.source_ids), self._time(hit.source_ids, carried),
+                                carried, hit.timestamp))
+        return out
+
+    def _time(self, source_ids: Iterable[str], carried: tuple[str, ...]) -> str:
+        if not carried:
+            return ""
+        carried_sessions = {self.session_of[m] for m in carried}
+        cited_messages = [m for m in carried if m in source_ids]
+        times = [self.time_of[m] for m in cited_messages]
+        # A session cited by id (whose text the hit carries) takes the session's time.
+        times += [self.time_of[s] for s in source_ids if s in self.messages_of and s in carried_sessions]
+        return max(times, key=_instant) if times else ""
+
+    def words_of_item(self, label: str, item) -> frozenset[str]:
+        key = (label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
+        if key not in self.item_words:
+            self.item_words[key] = content_words(item.text)
+        return self.item_words[key]
+
+    def carried_sessions(self, label: str, items) -> set[str]:
+        """Sessions some Snapshot item cites and carries a message of (selectivity's "stored")."""
+        out: set[str] = set()
+        for item in items:
+            words = self.words_of_item(label, item)
+            for message_id in carried_ids(words, item.source_ids, self.words_of, self.messages_of):
+                out.add(self.session_of[message_id])
+        return out
+
+    def to_audit(self, checkpoint_id: str) -> list[str]:
+        """Sessions to probe at this checkpoint: every one streamed since the last, plus
+        up to :data:`OLDER_PROBES` earlier ones (seeded per scenario and checkpoint)."""
+        new = self.order[self.audited_upto:]
+        older = [s for s in self.order[:self.audited_upto] if s in self.sentences]
+        self.audited_upto = len(self.order)
+        picked = _rng(self.scenario_id, checkpoint_id).sample(older, min(OLDER_PROBES, len(older)))
+        return [s for s in new if s in self.sentences] + sorted(picked, key=self.order.index)
+
+
+def _rng(*parts: str) -> random.Random:
+    digest = hashlib.sha256("\x1f".join(("drift-audit-v1", *parts)).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _instant(value: str):
+    from conformance.answer.reader import _parse_time
+
+    return _parse_time(value)
+
+
+def _snapshot_view(items, ledger: MessageLedger, label: str):
+    """(ids the Snapshot covers: messages, and sessions, by item; words per covered id)."""
+    words_by: dict[str, set[str]] = {}
+    for item in items:
+        words = ledger.words_of_item(label, item)
+        for source in item.source_ids:
+            for key in {source, ledger.session_of.get(source, source)}:
+                words_by.setdefault(key, set()).update(words)
+    return words_by
+
+
+def _hit_problems(hit, words_by: Mapping[str, set[str]], ledger: MessageLedger) -> tuple[list[str], bool]:
+    """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them)."""
+    missing, related = [], set()
+    for source in hit.source_ids:
+        session = ledger.session_of.get(source, source)
+        if source in words_by:
+            related |= words_by[source]
+        elif session in words_by:
+            related |= words_by[session]
+        else:
+            missing.append(source)
+    words = content_words(hit.text)
+    unbacked = bool(words) and not missing and len(words & related) < BACKED_SHARE * len(words)
+    return missing, unbacked
+
+
+def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe_hits: list, k: int,
+                     budget_tokens: int, encoding: str, sessions: list[str], asked_at: str) -> dict:
+    """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
+
+    ``items``: its Snapshot (objects with ``item_id``, ``text``, ``source_ids``); ``probe_hits``:
+    the hits its probes returned at this checkpoint; ``sessions``: the sessions to probe, the
+    same for every system (:meth:`MessageLedger.to_audit`, called once per checkpoint). Asks
+    Retrieve once per session, at ``asked_at``. Returns ``{"hits_checked", "probed", "found",
+    "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
+    Raises what ``system.retrieve`` raises (the runner records it as that system's fault).
+    """
+    words_by = _snapshot_view(items, ledger, system.label)
+    unsupported, unbacked, checked = [], [], 0
+    for hit in probe_hits:
+        checked += 1
+        missing, bad_text = _hit_problems(hit, words_by, ledger)
+        if missing:
+            unsupported.append(missing[0])
+        elif bad_text:
+            unbacked.append(hit.text[:60])
+    probed, found, hidden = [], [], []
+    for session in sessions:
+        sentence, asker, rest = ledger.sentences[session]
+        probe = Probe(probe_id=f"audit-{session}", asked_by=asker, query=sentence, asked_at=asked_at)
+        hits = system.retrieve(namespace, probe, k).hits[:k]
+        probed.append(session)
+        owned = ledger.own(hits, budget_tokens, encoding)
+        if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
+               and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
+            found.append(session)
+            if session not in words_by:
+                hidden.append(session)
+        for hit in owned:
+            checked += 1
+            missing, bad_text = _hit_problems(hit, words_by, ledger)
+            if missing:
+                unsupported.append(missing[0])
+            elif bad_text:
+                unbacked.append(hit.text[:60])
+    findings = []
+    if unsupported:
+        findings.append(f"{len(unsupported)} hits cite ids the Snapshot does not hold (first: "
+                        f"{', '.join(sorted(set(unsupported))[:MAX_EXAMPLES])})")
+    if unbacked:
+        findings.append(f"{len(unbacked)} hits' text is not backed by the Snapshot items citing the same "
+                        f"messages (first: {unbacked[0]!r})")
+    if hidden:
+        findings.append(f"Retrieve returns content of {len(hidden)} sessions the Snapshot does not hold (first: "
+                        f"{', '.join(hidden[:MAX_EXAMPLES])})")
+    return {"hits_checked": checked, "probed": probed, "found": found, "findings": findings}
+
+
+def apply_state_audit(records: list[dict]) -> dict | None:
+    """Summarise one system's audits and, on a mismatch, rewrite its state records in place.
+
+    ``records``: one system's run records (one repeat). Returns the fields of
+    :class:`conformance.contract.result.StateAudit`, or None when no state record carries an
+    audit (no Snapshot, the oracle, records older than the audit). On a finding, each state
+    record of the system becomes ``method: "audit"``: ``stored_sessions`` = sessions whose
+    latest audit probe (up to that checkpoint) found them, ``audited_sessions`` = every
+    session probed so far, ``storage_tokens``/``items`` None.
+    """
+    states = [r for r in records if r.get("kind") == "state" and r.get("audit") is not None]
+    if not states:
+        return None
+    findings: dict[str, list[str]] = {}
+    for r in states:
+        for line in r["audit"]["findings"]:
+            findings.setdefault(re.sub(r"\d+", "N", line.split(" (first")[0]), []).append(
+                f"{r['scenario_id']} {r['checkpoint_id']}: {line}")
+    summary = {"passed": not findings, "checkpoints": len(states),
+               "hits_checked": sum(r["audit"]["hits_checked"] for r in states),
+               "sentences_probed": sum(len(r["audit"]["probed"]) for r in states),
+               "sentences_found": sum(len(r["audit"]["found"]) for r in states),
+               "findings": [f"{len(lines)} checkpoints: {lines[0]}" for _, lines in sorted(findings.items())]}
+    if findings:
+        latest: dict[str, dict[str, bool]] = {}
+        for r in sorted(states, key=lambda r: (r["scenario_id"], r["after_session"])):
+            seen = latest.setdefault(r["scenario_id"], {})
+            found = set(r["audit"]["found"])
+            seen.update((s, s in found) for s in r["audit"]["probed"])
+            r.update(method="audit", storage_tokens=None, items=None,
+                     stored_sessions=sorted(s for s, ok in seen.items() if ok), audited_sessions=sorted(seen))
+    return summary
+
+
+def audit_reasons(metrics: dict) -> dict:
+    """``metrics`` with the reason of every storage-based n/a metric naming the failed audit."""
+    from conformance.scoring.drift import NO_SNAPSHOT
+
+    out = {}
+    for name, metric in metrics.items():
+        reason = metric.reason or ""
+        if metric.value is None and (NO_SNAPSHOT in reason or reason.startswith(("MVOT n/a", "TES n/a"))):
+            metric = metric.model_copy(update={"reason": AUDIT_REASON})
+        out[name] = metric
+    return out
+
+
+UNCARRIED_SHARE = 0.5
+"""A system whose hits leave more than this share of their cited message ids uncarried gets a finding."""
+FUTURE_SHARE = 0.2
+"""A system more than this share of whose hits are dated after everything they carry gets a finding."""
+MIN_EVIDENCE = 5
+"""Fewest citations (or hits) a provenance or time finding rests on."""
+_DAY_SECONDS = 86_400
+
+
+def provenance_findings(probe_records: Iterable[Mapping], budget_tokens: int, session_ids: set[str]) -> list[str]:
+    """What one system's probe hits did against carried provenance and runner-owned time.
+
+    Returns plain lines (``SystemResult.findings``): message ids cited but not carried by the
+    hit's text (their credit is already withheld: :mod:`conformance.provenance`), hits longer
+    than the whole budget (only their first ``budget_tokens`` tokens earn credit), hits whose
+    adapter time is more than a day later than the newest message they carry, or set on a hit
+    that carries nothing (the reader uses the runner's time). Session-id citations are coarse
+    provenance (``session_ids``: the scenario's session ids), never counted as uncarried.
+    Records without ``carried`` are skipped.
+    """
+    cited = uncarried = hits = future = packed = 0
+    for record in probe_records:
+        if record.get("error") is not None:
+            continue
+        for hit in record.get("hits") or ():
+            if "carried" not in hit:
+                continue
+            hits += 1
+            carried = set(hit["carried"])
+            messages = [s for s in hit["source_ids"] if s not in session_ids]
+            cited += len(messages)
+            uncarried += sum(1 for s in messages if s not in carried)
+            if hit.get("tokens", 0) > budget_tokens:
+                packed += 1
+            if _later(hit.get("adapter_timestamp") or "", hit.get("timestamp") or ""):
+                future += 1
+    out = []
+    if cited >= MIN_EVIDENCE and uncarried > UNCARRIED_SHARE * cited:
+        out.append(f"provenance not carried: {uncarried} of {cited} message ids its hits cite are not carried by "
+                   "the hit's text; they earn no recall, coverage or selectivity credit")
+    if packed:
+        out.append(f"{packed} hits are longer than the whole {budget_tokens}-token budget: only what lies before "
+                   "the cut earns credit")
+    if hits >= MIN_EVIDENCE and future > FUTURE_SHARE * hits:
+        out.append(f"hit times not backed: {future} of {hits} hits carry an adapter timestamp later than any message "
+                   "they carry (or carry none); the reader dates hits by the runner's record")
+    return out
+
+
+def _later(adapter: str, runner: str) -> bool:
+    from conformance.answer.reader import _timestamp
+
+    said = _timestamp(adapter)
+    if said is None:
+        return False
+    own = _timestamp(runner)
+    return own is None or (said - own).total_seconds() > _DAY_SECONDS

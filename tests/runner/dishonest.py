@@ -1,0 +1,197 @@
+"""In-process memories for the audit tests: one honest word-overlap memory and the cheats built on it.
+
+Each cheat answers from exactly the honest memory's hits (or, storing nothing, from none) and
+lies about one thing the harness used to take on trust: its Snapshot, its provenance, the size
+of a hit, the time of a hit. ``systems(...)`` builds a run's system list for ``run_job`` (the
+tests put it in place of ``open_systems``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.answer.reader import ContextHit, answer_probe
+from conformance.contract.corpus import iter_fixture, session_index, validate_selection
+from conformance.contract.fixture import CheckpointLine
+from conformance.provenance import budget_cut, carried_ids, content_words
+from conformance.runner.records import read_records
+from conformance.scoring import build_probe_rows, score_system
+from conformance.scoring.rows import normalize_answer
+from conformance.runner.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
+
+
+class Overlap:
+    """Honest: every message verbatim ("author: text"), ranked by shared content words, newest first on ties."""
+
+    kind, provenance, supports_snapshot = "system", True, True
+
+    def __init__(self, label: str, kind: str = "system"):
+        self.label, self.spec, self.kind = label, label, kind
+        self.describe = {"name": label, "version": "0", "capabilities": {"provenance": True, "snapshot": True}}
+        self.isolation = {"mode": "in-process (test)"}
+        self.docs: dict[str, list[tuple[str, str, str, str]]] = {}
+        """namespace -> (message id, session id, text, timestamp), in storage order."""
+
+    def reset(self, namespace):
+        self.docs[namespace] = []
+
+    def store(self, namespace, session):
+        for m in session.messages:
+            self.docs[namespace].append((m.message_id, session.session_id, f"{m.author}: {m.text}", m.timestamp))
+        return StoreOutcome(0.1, {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}, len(session.messages))
+
+    def flush(self, namespace, timeout_s):
+        return True
+
+    def ranked(self, namespace, query, k):
+        words = content_words(query)
+        scored = [(len(words & content_words(text)), ts, i) for i, (_, _, text, ts) in enumerate(self.docs[namespace])]
+        top = sorted((s for s in scored if s[0] > 0), reverse=True)[:k]
+        return [self.docs[namespace][i] for _, _, i in top]
+
+    def hits(self, namespace, probe, k):
+        return [RetrievedHit(text, 1.0, (mid,), ts) for mid, _, text, ts in self.ranked(namespace, probe.query, k)]
+
+    def retrieve(self, namespace, probe, k):
+        return RetrieveOutcome(self.hits(namespace, probe, k), 0.2, {"input_tokens": 0, "output_tokens": 0,
+                                                                      "llm_calls": 0})
+
+    def snapshot(self, namespace):
+        return [SnapshotItem(mid, text, (mid,)) for mid, _, text, _ in self.docs[namespace]]
+
+    def died(self):
+        return None
+
+    def close(self):
+        pass
+
+
+class Amnesiac(Overlap):
+    """Honest: stores nothing, returns nothing (the ``none`` control)."""
+
+    def store(self, namespace, session):
+        return StoreOutcome(0.1, {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}, 0)
+
+    def hits(self, namespace, probe, k):
+        return []
+
+
+class UnderstatedSnapshot(Overlap):
+    """Keeps and answers like Overlap, but its Snapshot shows, per signal-looking session, one short
+    message (the strongest cheat: it is told which sessions gold marks signal or soft), so
+    selectivity, storage and TES look perfect while Retrieve serves everything."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def snapshot(self, namespace):
+        shortest: dict[str, tuple[int, str, str]] = {}
+        for mid, sid, text, _ in self.docs[namespace]:
+            if sid in self.signal and len(content_words(text)) >= 3:
+                shortest[sid] = min(shortest.get(sid, (len(text), mid, text)), (len(text), mid, text))
+        return [SnapshotItem(mid, text, (mid,)) for _, mid, text in shortest.values()]
+
+
+class CitesEverything(Overlap):
+    """Overlap's hits, each citing every message stored so far."""
+
+    def hits(self, namespace, probe, k):
+        every = tuple(mid for mid, _, _, _ in self.docs[namespace])
+        return [RetrievedHit(h.text, h.score, every, h.timestamp) for h in super().hits(namespace, probe, k)]
+
+
+class PacksEverything(Overlap):
+    """Overlap's first k-1 hits, then one hit packing every stored message and citing each."""
+
+    def hits(self, namespace, probe, k):
+        packed = "\n".join(text for _, _, text, _ in reversed(self.docs[namespace]))
+        every = tuple(mid for mid, _, _, _ in self.docs[namespace])
+        return [*super().hits(namespace, probe, k - 1), RetrievedHit(packed, 0.0, every, self.docs[namespace][-1][3])]
+
+
+class PacksWithinBudget(PacksEverything):
+    """The honest twin of PacksEverything: its last hit is cut at the budget and cites only what it carries."""
+
+    budget_tokens = 1200
+
+    def hits(self, namespace, probe, k):
+        *first, packed = super().hits(namespace, probe, k)
+        text = budget_cut(packed.text, self.budget_tokens, "o200k_base")
+        words_of = {mid: content_words(t.split(": ", 1)[1]) for mid, _, t, _ in self.docs[namespace]}
+        cited = tuple(carried_ids(content_words(text), packed.source_ids, words_of, {}))
+        return [*first, RetrievedHit(text, 0.0, cited or packed.source_ids[-1:], packed.timestamp)]
+
+
+class DatesNothingNow(Overlap):
+    """Stores nothing, but answers every query with the query itself, cites the last session and dates it
+    "now": a reader that trusts hit times reads "0 days ago" for every temporal probe."""
+
+    def store(self, namespace, session):
+        self.docs[namespace] = [(session.session_id, session.session_id, "", session.time)]
+        return StoreOutcome(0.1, {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}, len(session.messages))
+
+    def hits(self, namespace, probe, k):
+        last = self.docs[namespace][-1][0] if self.docs[namespace] else None
+        return [] if last is None else [RetrievedHit(probe.query, 1.0, (last,), probe.asked_at)]
+
+    def snapshot(self, namespace):
+        return []
+
+
+def systems(*extra):
+    """A run's systems with in-process controls: the amnesiac ``none``, the honest Overlap as the
+    reference compressor's stand-in, then ``extra``."""
+    return [Amnesiac("none", "control"), Overlap("reference-compressor", "reference"), *extra]
+
+
+# ---- the figures the harness gave before the audits, recomputed from a run's records ----
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def signal_sessions(scenarios) -> set[str]:
+    """Sessions gold marks signal or soft (what a perfect tier classifier would pick)."""
+    return {sid for g in _gold(scenarios).values() for sid, tier in g.session_tiers.items() if tier != "noise"}
+
+
+def records_of(doc, system):
+    return [r for r in read_records(Path(doc.receipt.config["records"])) if r.get("system") == system
+            and r.get("repeat", 1) == 1]
+
+
+def _gold(scenarios):
+    fixtures = [REPO / "fixtures" / f"{sid}.jsonl" for sid in scenarios]
+    return validate_selection(fixtures, REPO / "gold")
+
+
+def naive_recall(doc, system, scenarios):
+    """Recall@k with every cited id credited (the rule before carried provenance)."""
+    probes = [r for r in records_of(doc, system) if r["kind"] == "probe"]
+    for record in probes:
+        for hit in record["hits"]:
+            hit.pop("carried", None)
+    sessions = {sid: session_index(REPO / "fixtures" / f"{sid}.jsonl") for sid in scenarios}
+    rows = build_probe_rows(probes, _gold(scenarios), sessions)
+    return score_system(rows, [], probes, n_boot=10)["recall_at_k"].value
+
+
+def naive_accuracy(doc, system, scenarios):
+    """Accuracy when the reader dates hits by the adapter's timestamps (the rule before)."""
+    probes = {}
+    for sid in scenarios:
+        for line in iter_fixture(REPO / "fixtures" / f"{sid}.jsonl"):
+            if isinstance(line, CheckpointLine):
+                probes.update((p.probe_id, p) for p in line.probes)
+    gold = {p.probe_id: p for g in _gold(scenarios).values() for p in g.probes}
+    right = total = 0
+    for record in records_of(doc, system):
+        if record["kind"] != "probe" or gold[record["probe_id"]].abstention:
+            continue
+        context = [ContextHit(h["rank"], h["text"], 0.0, tuple(h["source_ids"]), h["adapter_timestamp"], h["tokens"],
+                              h["in_budget"]) for h in record["hits"]]
+        answer = answer_probe(probes[record["probe_id"]], context)
+        truth = gold[record["probe_id"]]
+        right += any(normalize_answer(answer or "") == normalize_answer(ok) for ok in (truth.answer, *truth.accepted))
+        total += 1
+    return right / total

@@ -1,0 +1,127 @@
+"""Cheats on what an adapter says about itself (issue 16): each earned a gain before the audits,
+and now carries a finding in result.json and scores no better than the honest memory it copies.
+
+- understated Snapshot: answers like the honest memory, shows one token per "signal" session;
+- uncarried provenance: every hit cites every stored message;
+- a packed hit: one hit holds every message, far past the budget;
+- fabricated times: stores nothing, echoes the query dated "now".
+
+Every system runs in process (``open_systems`` replaced), on two short scenarios.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from conformance.report.markdown import render_markdown
+from conformance.report.table import render
+from conformance.runner import job
+from conformance.runner.run import Selection
+
+sys.path.insert(0, str(Path(__file__).parent))
+import dishonest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = ("cod-short-001", "ua-short-001")
+AUDIT = job.apply_state_audit
+STORAGE = ("selectivity", "storage_tokens_per_session", "tes", "drift_c")
+
+
+def run(tmp_path, monkeypatch, *extra, audit: bool = True):
+    monkeypatch.setattr(job, "open_systems", lambda *a, **k: dishonest.systems(*extra))
+    # audit=False: the harness before the audit, the Snapshot taken on trust.
+    monkeypatch.setattr(job, "apply_state_audit", AUDIT if audit else lambda records: None)
+    return job.run_job([s.label for s in extra], REPO / "fixtures", REPO / "gold", records_dir=tmp_path / "runs",
+                       selection=Selection(patterns=SCENARIOS), n_boot=50)
+
+
+def value(doc, system, metric):
+    return doc.systems[system].metrics[metric].value
+
+
+def no_better(doc, cheat, honest, metric, lower_is_better=False):
+    """The cheat's figure is n/a or no better than the honest one's."""
+    mine, theirs = value(doc, cheat, metric), value(doc, honest, metric)
+    if mine is None:
+        return True
+    assert theirs is not None, f"{metric}: the cheat has a value where the honest memory has none"
+    return mine >= theirs - 1e-9 if lower_is_better else mine <= theirs + 1e-9
+
+
+def naive_recall(doc, system):
+    return dishonest.naive_recall(doc, system, SCENARIOS)
+
+
+def test_an_understated_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
+    signal = dishonest.signal_sessions(SCENARIOS)
+    honest, cheat = dishonest.Overlap("honest"), dishonest.UnderstatedSnapshot("understated", signal)
+    before = run(tmp_path / "before", monkeypatch, honest, cheat, audit=False)
+    # The gain it got: a perfect-looking memory from the same answers.
+    assert value(before, "understated", "accuracy") == value(before, "honest", "accuracy")
+    assert value(before, "understated", "selectivity") > value(before, "honest", "selectivity")
+    assert value(before, "understated", "storage_tokens_per_session") < value(before, "honest",
+                                                                              "storage_tokens_per_session") / 10
+    assert value(before, "understated", "tes") > 10 * value(before, "honest", "tes")
+
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"),
+              dishonest.UnderstatedSnapshot("understated", signal))
+    audit = doc.model_dump(mode="json")["systems"]["understated"]["state_audit"]
+    assert audit["passed"] is False
+    assert any("Snapshot does not hold" in line for line in audit["findings"])
+    assert doc.systems["honest"].state_audit.passed and not doc.systems["honest"].state_audit.findings
+    assert job.AUDIT_FINDING_NOTE in doc.systems["understated"].notes
+    assert doc.systems["understated"].measurement["selectivity"].startswith("state audit")
+    for metric in ("recall_at_k", *STORAGE):
+        assert no_better(doc, "understated", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+    assert "state audit failed" in doc.systems["understated"].metrics["tes"].reason
+    # The table and the report say it.
+    console = Console(record=True, width=250)
+    render(doc, console)
+    shown = console.export_text()
+    assert "state audit failed" in shown and "understated: audit finding: state audit failed" in shown
+    assert "understated: audit finding: state audit failed" in render_markdown(doc)
+
+
+def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
+    # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.
+    assert value(doc, "cites-all", "accuracy") <= value(doc, "honest", "accuracy")
+    # The gain it got when every cited id counted.
+    assert naive_recall(doc, "cites-all") > value(doc, "honest", "recall_at_k") + 0.2
+    assert naive_recall(doc, "honest") == pytest.approx(value(doc, "honest", "recall_at_k"))
+    for metric in ("recall_at_k", "recall_any_at_k", "recall_all_at_k", "recall_all_in_budget", *STORAGE):
+        assert no_better(doc, "cites-all", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+    assert any(line.startswith("provenance not carried") for line in doc.systems["cites-all"].findings)
+    assert doc.systems["honest"].findings == []
+
+
+def test_a_packed_hit_credits_only_what_lies_before_the_budget_cut(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.PacksWithinBudget("packed-honest"), dishonest.PacksEverything("packed"))
+    assert value(doc, "packed", "accuracy") == value(doc, "packed-honest", "accuracy")
+    assert naive_recall(doc, "packed") > value(doc, "packed-honest", "recall_at_k") + 0.1
+    for metric in ("recall_at_k", "recall_all_at_k", "recall_all_in_budget", *STORAGE):
+        assert no_better(doc, "packed", "packed-honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+    assert any("longer than the whole 1200-token budget" in line for line in doc.systems["packed"].findings)
+
+
+def naive_accuracy(doc, system):
+    return dishonest.naive_accuracy(doc, system, SCENARIOS)
+
+
+def test_hits_dated_now_by_a_memory_that_stores_nothing_gain_nothing(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.DatesNothingNow("dated-now"))
+    # The gain it got over the amnesiac while the reader trusted hit times.
+    assert naive_accuracy(doc, "dated-now") > value(doc, "none", "accuracy")
+    assert value(doc, "dated-now", "accuracy") <= value(doc, "none", "accuracy")
+    for metric in ("recall_at_k", *STORAGE):
+        assert no_better(doc, "dated-now", "none", metric, lower_is_better=metric == "storage_tokens_per_session"), \
+            metric
+    assert any(line.startswith("hit times not backed") for line in doc.systems["dated-now"].findings)
+    assert doc.systems["dated-now"].state_audit.passed is False
