@@ -489,7 +489,8 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int, synthesizer=No
                    rebuild: str | None = None) -> list[str]:
     import json
 
-    from conformance.contract.corpus import LEDGER_NAME, build_ledger
+    from conformance.contract.corpus import AUDITS_KEY, LEDGER_NAME, build_ledger
+    from conformance.world.content import content_libraries
     from conformance.world.generator import CORPUS_VERSION, generate_corpus
 
     # Scenarios an earlier generation wrote (its ledger lists them) must not linger; files
@@ -519,10 +520,16 @@ def _generate_into(fixtures_dir: Path, gold_dir: Path, seed: int, synthesizer=No
     for scenario in earlier:
         (Path(fixtures_dir) / f"{scenario}.jsonl").unlink(missing_ok=True)
         (Path(gold_dir) / f"{scenario}.json").unlink(missing_ok=True)
+    previous = {}
+    if ledger_path.exists():
+        previous = json.loads(ledger_path.read_text(encoding="utf-8"))
     ids = generate_corpus(fixtures_dir, gold_dir, seed=seed, synthesizer=synthesizer, specs=specs)
     ledger = build_ledger(fixtures_dir, gold_dir, seed, rebuild=rebuild or f"drift-conformance generate --seed {seed}",
                           corpus_version=CORPUS_VERSION)
+    ledger["content_libraries"] = content_libraries()
     ledger.update(ledger_extra or {})  # --synthesizer llm: synthesizer, model, corpus_version, rebuild
+    if previous.get(AUDITS_KEY) and previous.get("fixtures_hash") == ledger["fixtures_hash"]:
+        ledger[AUDITS_KEY] = previous[AUDITS_KEY]  # the same corpus: its recorded audits still hold
     (Path(fixtures_dir) / LEDGER_NAME).write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n",
                                                    encoding="utf-8")
     return ids
@@ -539,7 +546,26 @@ def _differences(expected: Path, actual: Path, label: str) -> list[str]:
     have = {p.name: p for p in actual.iterdir() if owned(p)} if actual.is_dir() else {}
     names = sorted(set(want) | set(have))
     return [f"{label}/{n}" for n in names
-            if n not in want or n not in have or want[n].read_bytes() != have[n].read_bytes()]
+            if n not in want or n not in have or _comparable(want[n]) != _comparable(have[n])]
+
+
+def _comparable(path: Path) -> bytes:
+    """A file's bytes; for the ledger, without the audits that commands other than generate record in it."""
+    import json
+
+    from conformance.contract.corpus import AUDITS_KEY, LEDGER_NAME
+
+    data = path.read_bytes()
+    if path.name != LEDGER_NAME:
+        return data
+    try:
+        ledger = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(ledger, dict) or AUDITS_KEY not in ledger:
+        return data
+    ledger.pop(AUDITS_KEY)
+    return (json.dumps(ledger, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
 @main.command()
@@ -708,6 +734,98 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
     out_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     click.echo(f"wrote {out_path}: {len(result['scenarios'])} scenarios, "
                f"{len(result['keyword_solves_perfectly'])} solved perfectly by keyword")
+
+
+def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
+    """Record an audit of the library in the ledger beside the fixtures (kept by a later generate of
+    the same corpus; ignored by ``generate --check``). No ledger: nothing recorded."""
+    import json
+
+    from conformance.contract.corpus import AUDITS_KEY, LEDGER_NAME
+
+    path = fixtures_dir / LEDGER_NAME
+    if not path.exists():
+        return
+    ledger = json.loads(path.read_text(encoding="utf-8"))
+    ledger.setdefault(AUDITS_KEY, {})[name] = entry
+    path.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+@main.command("audit-shortcuts")
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--split", multiple=True, metavar="NAME", help="Audit only this split.")
+@click.option("--include-holdout", is_flag=True)
+@click.option("--train-seed", default=None, type=int, help="Seed of the classifier's training corpus [default: 7].")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the audit (default: _shortcuts.json beside the fixtures).")
+@click.option("--report-only", is_flag=True, help="Print and write the verdict, exit 0 even when a rule breaks "
+                                                  "(a small split has too little power to fail on).")
+@click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"))
+@_errors_exit_2
+def audit_shortcuts(fixtures_dir, gold_dir, split, include_holdout, train_seed, out_path, report_only, records_dir):
+    """Run the shortcut controls and the tier classifier; exit 1 when a shortcut matches the reference
+    compressor or the classifier tells noise from signal (conformance/report/shortcuts.py)."""
+    import sys
+    import tempfile
+
+    from conformance.contract.corpus import fixture_files, read_header, write_fixture, write_gold
+    from conformance.report import shortcuts as S
+    from conformance.runner.job import run_job
+    from conformance.runner.run import Selection
+    from conformance.world.generator import build_scenario
+    from conformance.world.scenario import load_scenarios
+
+    if (fixtures_dir is None) != (gold_dir is None):
+        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    fixtures_dir = fixtures_dir or paths.fixtures_dir()
+    gold_dir = gold_dir or paths.gold_dir()
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise Failure("audit-shortcuts needs scikit-learn: pip install 'drift-conformance[audit]'") from None
+    selection = Selection(splits=tuple(split), include_holdout=include_holdout)
+    chosen = set()
+    for path in fixture_files(fixtures_dir):
+        header = read_header(path)
+        if (header.holdout and not include_holdout) or (split and not set(split) & set(header.splits)):
+            continue
+        chosen.add(path.stem)
+    if not chosen:
+        raise Failure(f"no scenario of {fixtures_dir} is in the selection")
+    seed = S.TRAIN_SEED if train_seed is None else train_seed
+    specs = [spec for spec in load_scenarios(paths.data_root() / "scenarios") if spec.id in chosen]
+    if not specs:
+        raise Failure("none of the audited scenarios has a spec under scenarios/ to train the classifier on")
+    with tempfile.TemporaryDirectory() as tmp:  # the classifier's training corpus: same specs, another seed
+        for spec in specs:
+            lines, gold = build_scenario(spec, seed)
+            write_fixture(Path(tmp) / "f" / f"{spec.id}.jsonl", lines)
+            write_gold(Path(tmp) / "g" / f"{spec.id}.json", gold)
+        train = S.sessions(Path(tmp) / "f", Path(tmp) / "g")
+    classifier = S.classifier_audit(train, S.sessions(fixtures_dir, gold_dir, chosen))
+    classifier["train_seed"] = seed
+    doc = run_job(list(S.SHORTCUTS), fixtures_dir, gold_dir, records_dir=records_dir, selection=selection,
+                  baseline_system=S.REFERENCE)
+    table = S.shortcut_table(doc)
+    problems = S.verdict(table, classifier)
+    result = {"fixtures_hash": doc.receipt.fixtures_hash, "selection": {"splits": sorted(split),
+                                                                        "include_holdout": include_holdout},
+              "scenarios": len(chosen), "systems": table, "classifier": classifier,
+              "rules": {"auc_limit": S.AUC_LIMIT, "margin": S.MARGIN, "reference": S.REFERENCE},
+              "passed": not problems, "problems": problems}
+    out_path = out_path or Path(fixtures_dir) / "_shortcuts.json"
+    S.write(out_path, result)
+    if not split and not include_holdout:
+        record_audit(Path(fixtures_dir), "shortcuts", S.ledger_entry(result))
+    for name, row in table.items():
+        diff = "" if "vs_reference" not in row or row["vs_reference"] is None else \
+            f"  vs reference {row['vs_reference']:+.3f} {row['vs_reference_ci95']}"
+        click.echo(f"{name:20} DRIFT-C {row['drift_c']} {row['drift_c_ci95']}{diff}")
+    click.echo(f"tier classifier AUC {classifier['auc']} (by paradigm {classifier['by_paradigm']})")
+    click.echo(f"wrote {out_path}: " + ("passed" if not problems else "FAILED: " + "; ".join(problems)))
+    if problems and not report_only:
+        sys.exit(1)
 
 
 @main.command("adapters")

@@ -11,7 +11,7 @@ The algorithm, for one group of messages (a session, or one scope of it):
 1. Every message is cut into sentences (at ``. ! ?`` followed by a space, and at line
    breaks); a sentence longer than :data:`LONG_SENTENCE_WORDS` words is cut into
    :data:`PIECE_WORDS`-word pieces so that "whole sentences" stay small enough to fit a cap.
-2. Filler is dropped. A sentence's *content words* are its words minus English function
+2. Filler and raw output (see the salience rule below) are dropped. A sentence's *content words* are its words minus English function
    words and acknowledgement/discourse markers ("ok", "sure", "thanks", "let me know"...).
    A sentence is kept when it has at least :data:`MIN_CONTENT_WORDS` content words, or one
    content word and a specific signal (a number, a capitalised name inside the sentence, an
@@ -24,10 +24,16 @@ The algorithm, for one group of messages (a session, or one scope of it):
    each only if the rendered summary still fits (:func:`compress`); the rest are cut whole.
    Salience::
 
-       density + 0.5 [number] + 0.5 [name, identifier or quote] + 0.5 [first person]
-               + 0.25 min(content words, 8) / 8
+       density + 0.5 [name, identifier or quote] + 1.5 [first person] + 0.25 min(content words, 8) / 8
+               - 1.5 [raw output] - 0.5 [question] - 0.75 [hedged]
 
-   where density = content words / words.
+   where density = content words / words; *raw output* is a line inside a code fence
+   (```), a table row (starts with ``|``), a log line (a leading clock time or date, a URL,
+   an identifier followed by an upper-case status word) or a line less than half of whose
+   characters are letters; *hedged* means a word of hearsay, hedging or supposition
+   ("apparently", "if", "someone", ...). This is what a summariser keeps of a session: what the
+   participants assert about themselves, not code, logs, questions or hearsay (DRIFT's
+   reference is an LLM summary; this is its extractive stand-in, version 2).
 """
 
 from __future__ import annotations
@@ -38,17 +44,22 @@ from dataclasses import dataclass
 from drift_sdk.tokens import count_tokens
 
 SUMMARY_CAP_TOKENS = 512
+W_NUMBER, W_FIRST, W_QUESTION, W_HEDGE = 0.0, 1.5, 0.5, 0.75
 ENCODING = "o200k_base"
 #: A sentence without a specific signal needs this many content words to be kept.
 MIN_CONTENT_WORDS = 3
 #: Longest sentence kept whole, in words; longer ones are cut into pieces of PIECE_WORDS.
 LONG_SENTENCE_WORDS = 80
 PIECE_WORDS = 60
-SALIENCE = ("density + 0.5 [number] + 0.5 [capitalised name, identifier or quoted phrase] + 0.5 [first person] "
-            "+ 0.25 min(content words, 8) / 8; ties: earlier sentence first")
+SALIENCE = (f"density + {W_NUMBER} [number] + 0.5 [capitalised name, identifier or quoted phrase] + {W_FIRST} "
+            "[first person] + 0.25 min(content words, 8) / 8 - 1.5 [raw output: a line inside a code fence, a table "
+            "row, a log line (leading time or date, a URL, an identifier then an upper-case status) or a mostly "
+            f"non-letter line] - {W_QUESTION} [question] - {W_HEDGE} [hearsay, hedge or hypothetical word]; ties: "
+            "earlier sentence first")
 FILLER_RULE = (f"dropped unless >= {MIN_CONTENT_WORDS} content words, or 1 content word plus a number, name, "
-               "identifier, quoted phrase or first-person statement; content words exclude English function words and "
-               "acknowledgement markers; repeated sentences (same author) kept once")
+               "identifier, quoted phrase or first-person statement; raw output (code, table rows, log lines) always "
+               "dropped; content words exclude English function words and acknowledgement markers; repeated "
+               "sentences (same author) kept once")
 
 # English function words (closed-class words: articles, pronouns, auxiliaries,
 # prepositions, conjunctions, common adverbs of degree and time).
@@ -77,6 +88,12 @@ hmm hm huh haha hah lol oh ah uh um well right alright gotcha noted acknowledged
 definitely exactly indeed please sorry hi hello hey bye goodbye welcome let know go goes going
 """.split())
 
+# Hearsay, hedges and hypotheticals: a summary keeps what was asserted, not what was supposed.
+_HEDGES = frozenset("""
+apparently supposedly reportedly allegedly hypothetically if suppose supposing imagine whether rumour rumor
+someone somebody curious unless
+""".split())
+
 _FIRST_PERSON = frozenset("i i'm i've i'll i'd my mine myself we we're we've we'll we'd our ours".split())
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -84,6 +101,9 @@ _WORD = re.compile(r"[^\W_]+(?:['’.\-/_@][^\W_]+)*")
 _IDENTIFIER = re.compile(r"[\d./_@]|[a-z][A-Z]|-[A-Z]")
 _QUOTED = re.compile(r'"[^"]+"|“[^”]+”')
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Log and tool-output lines: a leading clock time or date, a URL, or an identifier followed by an
+# upper-case status word (``test_login PASSED``).
+_RAW_LINE = re.compile(r"^\d{1,4}[:\-/]\d{2}|://|\b\w+_\w+ [A-Z]{4,}\b")
 
 
 @dataclass(frozen=True)
@@ -107,17 +127,23 @@ class Analysis:
     name: bool
     quote: bool
     first_person: bool
+    raw: bool = False
+    question: bool = False
+    hedged: bool = False
 
     @property
     def informative(self) -> bool:
+        if self.raw:  # code and tool output: a summary says that it ran, never copies it
+            return False
         specific = self.number or self.name or self.quote or self.first_person
         return self.content >= MIN_CONTENT_WORDS or (self.content >= 1 and specific)
 
     @property
     def salience(self) -> float:
         density = self.content / self.words if self.words else 0.0
-        return (density + 0.5 * self.number + 0.5 * (self.name or self.quote) + 0.5 * self.first_person
-                + 0.25 * min(self.content, 8) / 8)
+        return (density + W_NUMBER * self.number + 0.5 * (self.name or self.quote) + W_FIRST * self.first_person
+                + 0.25 * min(self.content, 8) / 8 - 1.5 * self.raw - W_QUESTION * self.question
+                - W_HEDGE * self.hedged)
 
 
 def _base(word: str) -> str:
@@ -125,14 +151,17 @@ def _base(word: str) -> str:
     return word.split("'", 1)[0]
 
 
-def analyse(sentence: str) -> Analysis:
-    """Word counts and specific signals of one sentence (see the module docstring)."""
+def analyse(sentence: str, raw: bool = False) -> Analysis:
+    """Word counts and specific signals of one sentence (see the module docstring); ``raw``: it is a
+    line of code or tool output (the caller knows whether it sits inside a code fence)."""
     words = _WORD.findall(sentence)
-    content = number = name = first_person = 0
+    content = number = name = first_person = hedged = 0
     for position, word in enumerate(words):
         folded = word.casefold().replace("’", "'")
         if folded in _FIRST_PERSON:
             first_person = 1
+        if folded in _HEDGES:
+            hedged = 1
         if any(c.isdigit() for c in word):
             number = 1
         elif _IDENTIFIER.search(word) or (position > 0 and word[0].isupper() and folded not in _FIRST_PERSON):
@@ -144,21 +173,39 @@ def analyse(sentence: str) -> Analysis:
             if len(part) > 1 or part.isdigit():
                 content += 1
     quote = _QUOTED.search(sentence) is not None
-    return Analysis(len(words), content, bool(number), bool(name), quote, bool(first_person))
+    stripped = sentence.strip()
+    letters = sum(c.isalpha() for c in stripped)
+    raw = (raw or stripped.startswith("|") or (len(stripped) >= 12 and letters < 0.5 * len(stripped))
+           or _RAW_LINE.search(stripped) is not None)
+    return Analysis(len(words), content, bool(number), bool(name), quote, bool(first_person), raw,
+                    stripped.endswith("?"), bool(hedged))
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a message; one longer than LONG_SENTENCE_WORDS words is cut into pieces."""
-    out: list[str] = []
-    for sentence in _SENTENCE_END.split(text.strip()):
-        sentence = sentence.strip()
-        if not sentence:
+    return [s for s, _ in split_marked(text)]
+
+
+def split_marked(text: str) -> list[tuple[str, bool]]:
+    """``(sentence, inside a code fence)`` for every sentence of a message (fence lines themselves
+    count as inside)."""
+    out: list[tuple[str, bool]] = []
+    fenced = False
+    for line in text.strip().split("\n"):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            out.append((line.strip(), True))
             continue
-        words = sentence.split()
-        if len(words) <= LONG_SENTENCE_WORDS:
-            out.append(sentence)
-        else:
-            out.extend(" ".join(words[i:i + PIECE_WORDS]) for i in range(0, len(words), PIECE_WORDS))
+        pieces = [line] if fenced else _SENTENCE_END.split(line)
+        for sentence in pieces:
+            sentence = sentence.strip()
+            if not sentence:
+                continue
+            words = sentence.split()
+            if len(words) <= LONG_SENTENCE_WORDS:
+                out.append((sentence, fenced))
+            else:
+                out.extend((" ".join(words[i:i + PIECE_WORDS]), fenced) for i in range(0, len(words), PIECE_WORDS))
     return out
 
 
@@ -172,8 +219,8 @@ def informative_sentences(session) -> list[Sentence]:
     out: list[Sentence] = []
     position = 0
     for m_index, message in enumerate(session.messages):
-        for text in split_sentences(message.text):
-            analysis = analyse(text)
+        for text, fenced in split_marked(message.text):
+            analysis = analyse(text, raw=fenced)
             key = _dedupe_key(message.author, text)
             if not analysis.informative or key in seen:
                 continue
@@ -215,15 +262,26 @@ def compress(prefix: str, sentences: list[Sentence], cap: int = SUMMARY_CAP_TOKE
     """The sentences to keep so that ``render(prefix, kept)`` is at most ``cap`` tokens.
 
     Everything when it fits; otherwise greedily by salience (ties: earlier first), a
-    sentence entering only if the rendered summary still fits. Returned in session order.
+    sentence entering only if the summary's estimated size still fits (the estimate adds each
+    sentence's own tokens and its author's when it opens a segment), then, while the rendered
+    summary is over the cap, the least salient kept sentence leaves. Returned in session order.
     """
     if _tokens(render(prefix, sentences)) <= cap:
         return list(sentences)
+    own = {s.position: _tokens(" " + s.text) for s in sentences}
+    head = {s.position: _tokens(f" | {s.author}:") for s in sentences}
+    budget = cap - _tokens(prefix)
     kept: list[Sentence] = []
+    used = 0
+    messages: set[int] = set()
     for candidate in sorted(sentences, key=lambda s: (-s.salience, s.position)):
-        trial = kept + [candidate]
-        if _tokens(render(prefix, trial)) <= cap:
-            kept = trial
+        cost = own[candidate.position] + (0 if candidate.message_index in messages else head[candidate.position])
+        if used + cost <= budget:
+            kept.append(candidate)
+            used += cost
+            messages.add(candidate.message_index)
+    while kept and _tokens(render(prefix, kept)) > cap:
+        kept.remove(min(kept, key=lambda s: (s.salience, -s.position)))
     return sorted(kept, key=lambda s: s.position)
 
 

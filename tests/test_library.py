@@ -34,9 +34,9 @@ def test_oracle_answers_every_probe_type(controls):
 def test_amnesiac_is_right_only_where_abstaining_is_right(controls):
     none = by_type(controls, "none")
     assert none.pop("negative_recall") == 1.0 and none.pop("canary") == 1.0
-    # Action: only where the fixed default choice happens to be right (about 15% of probes, by design,
-    # so that "never the default" is no shortcut either).
-    assert 0.05 <= none.pop("action") <= 0.25
+    # Action: only where the default choice happens to be right (a uniform draw: 1/len of the probes, as
+    # any position, so that neither "the default" nor "never the default" is a shortcut).
+    assert 0.15 <= none.pop("action") <= 0.35
     # Elsewhere nothing.
     assert {t: v for t, v in none.items() if v > 0} == {}
 

@@ -2,7 +2,12 @@
 512 tokens, no LLM call at retrieval. Its stored tokens and its token cost are the
 normalisers of MVOT and TES.
 
-This is the default form: deterministic and extractive (no LLM, no network).
+This is the default form, **extractive-2**: deterministic and extractive (no LLM, no network).
+It departs from DRIFT's reference (one LLM summary per session, at most 512 tokens) in one
+written way: an LLM summary of a long session is far shorter than the cap, and an extractive
+summary allowed 512 tokens keeps nearly everything, so extractive-2 keeps at most
+:data:`SESSION_SHARE` of the session's own tokens (at least :data:`SHARE_FLOOR_TOKENS`, never
+more than 512): what a summariser would keep, not the transcript. The receipt's settings say so.
 
 Store builds one summary of the session:
 
@@ -17,17 +22,21 @@ Store builds one summary of the session:
    "ok trying it now" and "can you make it shorter?" go, "I'm vegan now" stays; the price
    is that a bare two-word report ("deploy failed") goes too. Repeats of the same sentence
    by the same author within the session are dropped (first one kept).
-3. The kept sentences are rendered in their original order as
+3. The cap of this session is ``min(512, max(SHARE_FLOOR_TOKENS, ceil(SESSION_SHARE x T)))``
+   where T is the session's transcript tokens (``author: text`` per message, one per line).
+   The kept sentences are rendered in their original order as
    ``[YYYY-MM-DD] alice: s1 s2 | bob: s3`` (the session date, then each message's kept
-   sentences after its author). If that exceeds 512 tokens (tiktoken ``o200k_base``),
+   sentences after its author). If that exceeds the cap (tiktoken ``o200k_base``),
    sentences are taken greedily by salience, highest first (ties: earlier first), each
    one only if the rendered summary still fits; the rest are cut whole. Salience is
    generic, with no knowledge of any corpus::
 
-       density + 0.5 [number] + 0.5 [name, identifier or quote] + 0.5 [first person]
-               + 0.25 min(content words, 8) / 8
+       density + 0.5 [name, identifier or quote] + 1.5 [first person] + 0.25 min(content words, 8) / 8
+               - 1.5 [raw output] - 0.5 [question] - 0.75 [hedged]
 
-   where density = content words / words.
+   where density = content words / words, raw output is a line of code (inside a code
+   fence), a table row, a log line or a mostly non-letter line, and hedged means a word of
+   hearsay or supposition (:data:`drift_sdk.summary.SALIENCE` in full).
 
 The summary is stored as ONE memory item (item id = session id) whose ``source_ids`` are
 the message ids of the sentences kept, so provenance is at message level. A session that
@@ -71,6 +80,7 @@ Steps 1-3 live in :mod:`drift_sdk.summary`, which the runner's summary gate
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -98,9 +108,15 @@ from drift_sdk.summary import (  # noqa: F401 - analyse and the constants are th
     render,
     split_sentences,
 )
-from drift_sdk.tokens import encoding
+from drift_sdk.tokens import count_tokens, encoding
 
 _STEMMER = Stemmer.Stemmer("english")
+
+#: extractive-2: the share of a session's transcript tokens a summary may keep (DRIFT's 512 caps it).
+SESSION_SHARE = 0.3
+#: ... but never fewer tokens than this (a short session keeps its one or two facts).
+SHARE_FLOOR_TOKENS = 100
+FORM = "extractive-2"
 
 MODEL_VAR, KEY_VAR = "DRIFT_REFERENCE_LLM_MODEL", "ANTHROPIC_API_KEY"
 CACHE_VAR, BUDGET_VAR = "DRIFT_REFERENCE_LLM_CACHE", "DRIFT_REFERENCE_LLM_BUDGET_USD"
@@ -146,6 +162,12 @@ def transcript(session) -> str:
     if session.participants:
         head += ", participants: " + ", ".join(session.participants)
     return head + "\n\n" + "\n".join(f"{m.author}: {m.text}" for m in session.messages)
+
+
+def session_cap(session) -> int:
+    """extractive-2's cap for one session, in o200k_base tokens (see the module docstring)."""
+    raw = count_tokens("\n".join(f"{m.author}: {m.text}" for m in session.messages), ENCODING)
+    return min(SUMMARY_CAP_TOKENS, max(SHARE_FLOOR_TOKENS, math.ceil(SESSION_SHARE * raw)))
 
 
 def cut_to_cap(prefix: str, text: str, cap: int = SUMMARY_CAP_TOKENS) -> str:
@@ -208,7 +230,7 @@ def _tokenize(texts: list[str]):
 
 class ReferenceCompressorBackend(Backend):
     name = "reference-compressor"
-    version = f"1 extractive (bm25s {bm25s.__version__}, tiktoken {tiktoken.__version__})"
+    version = f"2 {FORM} (bm25s {bm25s.__version__}, tiktoken {tiktoken.__version__})"
     capabilities = Capabilities(provenance=True, snapshot=True, forget=True, scopes=True, flush_signal=True,
                                 deterministic=True)
 
@@ -250,8 +272,12 @@ class ReferenceCompressorBackend(Backend):
                     "ranker": "BM25 over summaries (bm25s defaults: k1=1.5, b=0.75, method lucene)",
                     "stemmer": "snowball english", "stopwords": "en",
                     "forget": "not offered (a summary cannot be rewritten without its transcript)"}
-        return {"form": "extractive (deterministic, no LLM call in Store or Retrieve)",
-                "summary_cap": f"{SUMMARY_CAP_TOKENS} tokens (tiktoken {ENCODING}), one summary per session",
+        return {"form": f"{FORM} (deterministic, no LLM call in Store or Retrieve)",
+                "summary_cap": f"min({SUMMARY_CAP_TOKENS}, max({SHARE_FLOOR_TOKENS}, ceil({SESSION_SHARE} x the "
+                               f"session's transcript tokens))) tokens (tiktoken {ENCODING}), one summary per session",
+                "departure": "DRIFT's reference is one LLM summary per session capped at 512 tokens; extractive-2 "
+                             f"keeps at most {SESSION_SHARE:.0%} of the session's tokens, as a summary of a long "
+                             "session would, instead of nearly all of it",
                 "filler": FILLER_RULE, "salience": SALIENCE,
                 "long_sentences": f"cut into {PIECE_WORDS}-word pieces past {LONG_SENTENCE_WORDS} words",
                 "ranker": "BM25 over summaries (bm25s defaults: k1=1.5, b=0.75, method lucene)",
@@ -273,7 +299,7 @@ class ReferenceCompressorBackend(Backend):
         space.owner.update((m.message_id, m.author) for m in session.messages if m.scope == "private")
         if self._llm is not None:
             return self._store_llm(space, session, timestamp, prefix)
-        kept = compress(prefix, informative_sentences(session))
+        kept = compress(prefix, informative_sentences(session), session_cap(session))
         if not kept:
             return StoreResult(usage=Usage(), items_stored=0)
         space.summaries.append(Summary(session.session_id, timestamp, prefix, kept))

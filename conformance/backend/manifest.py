@@ -36,7 +36,8 @@ class AdapterManifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     description: str
-    kind: Literal["control", "reference", "system"] = "system"
+    kind: Literal["control", "reference", "shortcut", "system"] = "system"
+    """``shortcut``: a cheap strategy `audit-shortcuts` runs to show the corpus rewards memory, not a trick."""
     entry: str = "adapter.py"
     """Script the adapter's virtualenv python runs; it calls ``drift_sdk.serve()``."""
     startup_timeout_s: float = Field(default=60, gt=0)

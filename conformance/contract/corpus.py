@@ -435,6 +435,8 @@ class _MarkerCheck:
 
 
 LEDGER_NAME = "_ledger.json"
+AUDITS_KEY = "audits"
+"""Ledger key of the audits recorded after generation (``audit-shortcuts``); ``generate --check`` ignores it."""
 
 
 def build_ledger(fixtures_dir: Path, gold_dir: Path, seed: int, rebuild: str,

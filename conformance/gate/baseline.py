@@ -107,6 +107,9 @@ class Baseline(_Doc):
     scenario_hashes: dict[str, str] = {}
     """Scenario id -> SHA-256 of its gold and fixture files; in bless mode the items of
     scenarios whose hash is unchanged are still compared one by one."""
+    corpus_version: str | None = None
+    """The corpus's ``corpus_version`` (its ledger's) when the baseline was blessed; None in a
+    baseline written before it was recorded. A new major version asks for a re-bless by name."""
     justifications: list[Justification] = []
 
 
@@ -161,7 +164,23 @@ def baseline_from_result(doc: ResultDocument, justifications: list[Justification
         raise BaselineError("the run gates no system (only controls ran); name one with --adapter")
     return Baseline(fixtures_hash=doc.receipt.selection_hash, config=config, systems=systems,
                     scenario_hashes=dict(sorted(doc.receipt.scenario_hashes.items())),
-                    justifications=list(justifications))
+                    corpus_version=result_corpus_version(doc), justifications=list(justifications))
+
+
+def result_corpus_version(doc: ResultDocument) -> str | None:
+    """The ``corpus_version`` a run's receipt records (None: an unversioned corpus)."""
+    version = (doc.receipt.versions or {}).get("corpus")
+    return version if version and not version.startswith("unversioned") else None
+
+
+def rebless_command(config: GateConfig) -> str:
+    """The command that re-blesses a baseline with ``config``'s settings."""
+    parts = ["drift-conformance"] + [f"--adapter {a}" for a in config.adapters] + [f"--split {s}" for s in config.splits]
+    parts += [f"--paradigm {p}" for p in config.paradigms] + [f"--scenario '{p}'" for p in config.scenario_patterns]
+    parts += [f"--horizon {h}" for h in config.horizons]
+    if config.gate != "hard":
+        parts.append(f"--gate {config.gate}")
+    return " ".join(parts + ["--update-baseline"])
 
 
 def dumps(baseline: Baseline) -> str:

@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from conformance.contract.result import ResultDocument
-from conformance.gate.baseline import Baseline, BaselineError, baseline_from_result, dumps, gate_config
+from conformance.gate.baseline import (
+    Baseline, BaselineError, baseline_from_result, dumps, gate_config, rebless_command, result_corpus_version,
+)
 from conformance.scoring.bootstrap import DEFAULT_N_BOOT, paired_diff_ci
 
 PASS, REGRESSION, INCONCLUSIVE = "pass", "regression", "inconclusive"
@@ -231,6 +233,10 @@ def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: 
                       improvements=improvements)
 
 
+def _major(version: str | None) -> str | None:
+    return version.split(".", 1)[0] if version else None
+
+
 def _differing_cells(a: Baseline, b: Baseline) -> list[str]:
     def cell(doc: Baseline, label: str, key: str):
         system = doc.systems.get(label)
@@ -243,7 +249,14 @@ def _differing_cells(a: Baseline, b: Baseline) -> list[str]:
 def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Baseline | None,
                     n_boot: int, seed: int) -> Comparison:
     old_hash, new_hash = baseline.fixtures_hash[:12], result.receipt.selection_hash[:12]
-    if candidate is None or candidate.fixtures_hash != result.receipt.selection_hash:
+    unblessed = candidate is None or candidate.fixtures_hash != result.receipt.selection_hash
+    old_version, new_version = baseline.corpus_version, result_corpus_version(result)
+    if unblessed and new_version and _major(old_version) != _major(new_version):
+        return inconclusive(
+            f"corpus changed from {old_version or 'an unversioned corpus (1.x)'} to {new_version}: every score moves, "
+            f"so the baseline must be re-blessed: re-bless with `{rebless_command(baseline.config)}` and commit "
+            "baselines/main.json (README, upgrading the corpus)", mode="bless")
+    if unblessed:
         return inconclusive(
             f"the gated scenarios changed (fixtures_hash {old_hash}... -> {new_hash}...) but the baseline was not "
             "re-blessed: run with --update-baseline, commit baselines/main.json, and the gate checks it against "

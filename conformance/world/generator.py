@@ -27,8 +27,8 @@ across runs and platforms), drives everything:
    ``EVIDENCE_PER_ATTRIBUTE`` statements per attribute) and owners. Askers have joined
    by then and never are the subject of a query that names them. Option structure
    leaks nothing: temporal options are shuffled and the answer's rank among the amounts
-   varies; action choices overlap symmetrically and the default is right in about
-   ``DEFAULT_RIGHT_RATE`` of them.
+   is uniform; action choices overlap symmetrically and the default is a uniform draw
+   among them (right with chance 1/len, as any position).
 
 The reader contract holds for every probe: the deterministic reader applied to
 exactly the gold evidence gives the gold answer (closed options: newest hit naming an
@@ -68,8 +68,6 @@ MAX_PER_TYPE = 3
 MAX_PROBES_PER_CHECKPOINT = 18
 EVIDENCE_PER_ATTRIBUTE = 3
 """A probe cites at most the newest this-many statements of each attribute it involves."""
-DEFAULT_RIGHT_RATE = 0.15
-"""Share of action probes whose ``default`` choice is the right one (what an amnesiac scores)."""
 UNITS = {"days": 1, "weeks": 7, "months": 30}
 """Days per temporal unit; a month counts 30 days (options are spaced so 30.44 gives the same answer)."""
 
@@ -83,7 +81,7 @@ FRONTIER = {"coverage": "coverage", "anti_pattern": "anti_pattern", "traversal":
 
 #: Version of what the generator makes (semantic: a major bump when gold or fixtures of an
 #: existing scenario change, minor for added scenarios). Written into the ledger; receipts record it.
-CORPUS_VERSION = "1.0.0"
+CORPUS_VERSION = "2.0.0"
 
 
 def generate_corpus(fixtures_dir: Path, gold_dir: Path, scenarios_dir: Path | None = None, seed: int = 42,
@@ -312,7 +310,10 @@ class _Generator:
             present = self.present[i]
             event, tier = self._choose_event(tiers[i], present, i)
             ctx = SessionContext(present=present, pattern=self.patterns[i], voices=self.voices, styles=self.styles,
-                                 event=event, distractor_values=self._distractor_values())
+                                 event=event, distractor_values=self._distractor_values(),
+                                 attrs=[a for eid in self.order for a in self.attrs[eid] if a.secret is None],
+                                 episodes=[e.target for e in self.episodes],
+                                 twin=self._twin(present, i) if event is None else None, paradigm=spec.paradigm)
             turns = markers.place(self.synth.session(self.rng, ctx), self.markers[i])
             messages = []
             for k, turn in enumerate(turns):
@@ -349,6 +350,14 @@ class _Generator:
         gold = GoldFile(scenario_id=spec.id, source=SOURCE, seed=self.seed, profiles=profiles,
                         session_tiers=self.tiers, events=self.events, snapshots=self.snapshots, probes=self.probes)
         return lines, gold
+
+    def _twin(self, present: list[str], index: int) -> EventPlan | None:
+        """What a noise session quotes as someone else's words: an event that could have happened here
+        (a change a quarter of the time, as signal is to soft), chosen as events are; nothing applies."""
+        plan, _ = self._choose_event("signal" if self.rng.random() < 0.25 else "soft", present, index)
+        # A canary's pool is never quoted in the open: a value that happens to be the private one
+        # would read as a leak of it.
+        return None if plan is None or (plan.attr is not None and plan.attr.secret is not None) else plan
 
     def _distractor_values(self) -> list[str]:
         return [v for eid in self.order for a in self.attrs[eid] for v in a.pool]
@@ -629,18 +638,28 @@ class _Generator:
         return [(Probe(probe_id=pid, asked_by=asker, query=query, asked_at=at, options=options), gold)]
 
     def _temporal(self, pid, common, at, asked_at, ep: _Episode):
+        """Four amounts around the answer, the answer's rank among them uniform (DRIFT §6 temporal).
+
+        The rank (how many amounts lie below the answer) is drawn first, uniformly; the unit is the
+        natural one for the age (days under 3 weeks, weeks under 20, else months), or a finer one when
+        the rank does not fit above 1 in it; with no unit that fits, the probe is not asked. So the
+        smallest amount, which a hit dated at question time points to, is right in a quarter of
+        the probes, as any other position.
+        """
         days = (asked_at - ep.timestamp).total_seconds() / 86400
-        unit = "days" if days < 21 else "weeks" if days < 7 * 20 else "months"
-        amount = days / UNITS[unit]
-        right = round(amount)
-        if right < 1:
+        natural = "days" if days < 21 else "weeks" if days < 7 * 20 else "months"
+        k = self.rng.randrange(4)  # how many options lie below the answer
+        for unit in ("months", "weeks", "days")[("months", "weeks", "days").index(natural):]:
+            amount = days / UNITS[unit]
+            right = round(amount)
+            # Days and weeks are measured exactly as the reader does; a month counts 30 days here and
+            # 30.44 there, so month options (and amounts near a half) keep a spread of at least 2.
+            exact = unit != "months" and abs(amount - right) < 0.45
+            spread = max(1 if exact else 2, right // 3)
+            if right >= 1 and right - k * spread >= 1:
+                break
+        else:
             return []
-        # Days and weeks are measured exactly as the reader does; a month counts 30 days here and
-        # 30.44 there, so month options (and amounts near a half) keep a spread of at least 2.
-        exact = unit != "months" and abs(amount - right) < 0.45
-        spread = max(1 if exact else 2, right // 3)
-        below = [k for k in range(4) if right - k * spread >= 1]  # how many options lie below the answer
-        k = self.rng.choice(below)
         amounts = [right + (j - k) * spread for j in range(4)]
 
         def label(m: int) -> str:
@@ -665,8 +684,8 @@ class _Generator:
         Two attributes: the full 2 x 2 product of {right, one wrong} values, so every choice
         shares exactly one value with two others. One attribute: the right value and up to
         three wrong ones (no overlap at all). Exactly one choice matches the ground truth; the
-        ``default`` (what the reader picks from an empty context) is the right one in about
-        ``DEFAULT_RIGHT_RATE`` of the probes, otherwise a wrong one.
+        ``default`` (what the reader picks from an empty context) is drawn uniformly among the
+        choices, so it is right with chance 1/len(choices), as any position.
         """
         attrs = self.rng.sample(usable, min(2, len(usable)))
         if any(len(a.pool) < 3 for a in attrs):
@@ -680,7 +699,7 @@ class _Generator:
             a = attrs[0]
             combos = [right] + [{a.key: v} for v in self.rng.sample([v for v in a.pool if v != a.value],
                                                                    min(3, len(a.pool) - 1))]
-        default = 0 if self.rng.random() < DEFAULT_RIGHT_RATE else self.rng.randrange(1, len(combos))
+        default = self.rng.randrange(len(combos))
         order = list(range(len(combos)))
         self.rng.shuffle(order)
         choices, answer = [], None

@@ -21,11 +21,12 @@ the reader's whole-word rule (:func:`conformance.answer.reader.last_option_in`):
   every participant speaks; at least one turn is shared (the session marker needs one);
   nothing has the shape of a session marker (``KX4821``);
 * a session without an event names no value the generator hands out as a distractor,
-  except those the template's outline names in passing (its distractor aside);
+  except those the template's outline names in passing (its decoys and quoted lines);
 * with an event: one or two evidence turns, the first by the event's speaker, a second
   (an acknowledgement) by someone else; each names the event's value last, and no other
   value of the attribute's domain, except in a change the old value, every mention of it
-  before the new one; no turn names any other distractor value; no other turn names the
+  before the new one; an evidence turn names no other distractor value, another turn only
+  those the outline names outside its evidence (its decoys); no other turn names the
   value, the old value or any value of the domain;
 * a private event: exactly one private turn, the speaker's, and it is the only evidence;
   otherwise no private turn at all;
@@ -65,8 +66,8 @@ from conformance.world.synthesis import EventPlan, SessionContext, TemplateSynth
 #: Recorded in the corpus ledger; bump it when the prompt or the checks change.
 PROMPT_VERSION = "drift-llm-synthesis/1"
 MAX_TOKENS = 1500
-MAX_TURNS = 12
-MAX_TEXT_CHARS = 800
+MAX_TURNS = 48
+MAX_TEXT_CHARS = 8000
 
 SYSTEM = """You write one session of a synthetic conversation for a benchmark of AI-agent memory.
 You are given who takes part, how they talk, an outline of the session, and at most one event the
@@ -256,7 +257,7 @@ def _event_text(ctx: SessionContext, event: EventPlan) -> str:
 def forbidden_values(ctx: SessionContext, draft: list[Turn]) -> list[str]:
     """Values the answer must not write: every distractor value except the event's value and
     old value, and (in a session without an event) except those the outline names."""
-    return _forbidden(ctx, draft, _allowed_in_noise(ctx, draft) if ctx.event is None else [])
+    return _forbidden(ctx, draft, _allowed_in_outline(ctx, draft))
 
 
 def _forbidden(ctx: SessionContext, draft: list[Turn], kept: list[str]) -> list[str]:
@@ -267,8 +268,30 @@ def _forbidden(ctx: SessionContext, draft: list[Turn], kept: list[str]) -> list[
     return sorted({v for v in ctx.distractor_values if v not in allowed}, key=str.casefold)
 
 
+def one_line(text: str) -> str:
+    """A turn's text on one prompt line: a line break becomes the two characters ``\\n``."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def from_one_line(text: str) -> str:
+    """The inverse of :func:`one_line` (an answer may keep the outline's ``\\n`` marks)."""
+    return re.sub(r"\\(\\|n)", lambda m: "\n" if m.group(1) == "n" else "\\", text)
+
+
+def _allowed_in_outline(ctx: SessionContext, draft: list[Turn]) -> list[str]:
+    """Distractor values the outline names outside its evidence (its decoys and quoted lines),
+    other than the event's own domain."""
+    event = ctx.event
+    domain = set(event.attr.pool) if event is not None and event.attr is not None else set()
+    named: set[str] = set()
+    for turn in draft:
+        if not turn.evidence:
+            named.update(_named(turn.text, ctx.distractor_values))
+    return [v for v in dict.fromkeys(ctx.distractor_values) if v in named and v not in domain]
+
+
 def _allowed_in_noise(ctx: SessionContext, draft: list[Turn]) -> list[str]:
-    """Distractor values the outline of a session without an event names (its aside)."""
+    """Distractor values the outline of a session without an event names (its decoys and quoted lines)."""
     named: set[str] = set()
     for turn in draft:
         named.update(_named(turn.text, ctx.distractor_values))
@@ -280,18 +303,19 @@ def prompt(ctx: SessionContext, draft: list[Turn]) -> str:
     lines = ["Participants of this session:"]
     lines += [_who(ctx, eid) for eid in ctx.present]
     lines.append(f"Interaction pattern: {ctx.pattern} ({_PATTERNS.get(ctx.pattern, 'any order')}).")
-    kept = _allowed_in_noise(ctx, draft) if ctx.event is None else []
+    kept = _allowed_in_outline(ctx, draft)
     if ctx.event is None:
-        lines.append("Event: none. This is routine talk: nothing new about anyone.")
-        if kept:
-            lines.append("Keep the outline's passing mention of " + ", ".join(repr(v) for v in kept)
-                         + " (as trivia, not about anyone present).")
+        lines.append("Event: none. This is routine talk: nothing durable changes about anyone present.")
     else:
         lines.append("Event: " + _event_text(ctx, ctx.event))
-    lines.append("Outline (rewrite it; the order and number of turns may change):")
+    if kept:
+        lines.append("Keep the outline's passing mentions of " + ", ".join(repr(v) for v in kept)
+                     + " as they are meant (someone else's words, a hypothetical, an aside: never a fact about "
+                       "anyone present), and never in the turn that states the event.")
+    lines.append("Outline (rewrite it; the order and number of turns may change; \\n marks a line break):")
     for i, turn in enumerate(draft, start=1):
         note = " [private note]" if turn.scope == "private" else ""
-        lines.append(f"{i}. {turn.author}{note}: {turn.text}")
+        lines.append(f"{i}. {turn.author}{note}: {one_line(turn.text)}")
     never = _forbidden(ctx, draft, kept)
     if never:
         lines.append("Never write: " + "; ".join(never) + ".")
@@ -375,7 +399,7 @@ def check(raw: list[dict], ctx: SessionContext, draft: list[Turn]) -> list[Turn]
         raise Rejected("turn count", f"{len(raw)} turns (2 to {MAX_TURNS}; 1 alone)")
     turns = []
     for i, item in enumerate(raw, start=1):
-        text = item["text"].strip()
+        text = from_one_line(item["text"]).strip()
         if not text or len(text) > MAX_TEXT_CHARS:
             raise Rejected("turn length", f"turn {i} has {len(text)} characters (1 to {MAX_TEXT_CHARS})")
         if item["author"] not in present:
@@ -398,10 +422,10 @@ def check(raw: list[dict], ctx: SessionContext, draft: list[Turn]) -> list[Turn]
         if any(t.scope == "private" for t in turns):
             raise Rejected("private turn", "a private turn in a session without a private note")
         return turns
-    return _check_event(turns, ctx, event)
+    return _check_event(turns, ctx, event, set(_allowed_in_outline(ctx, draft)))
 
 
-def _check_event(turns: list[Turn], ctx: SessionContext, event: EventPlan) -> list[Turn]:
+def _check_event(turns: list[Turn], ctx: SessionContext, event: EventPlan, passing: set[str]) -> list[Turn]:
     if event.kind == "episode":
         domain = [event.target]
         others = list(ctx.distractor_values)
@@ -413,7 +437,8 @@ def _check_event(turns: list[Turn], ctx: SessionContext, event: EventPlan) -> li
         others = [v for v in ctx.distractor_values if v not in domain]
     evidence = [i for i, t in enumerate(turns) if _named(t.text, domain)]
     for i, t in enumerate(turns, start=1):
-        stray = _named(t.text, others)
+        # The outline's decoys may stay where they are; a turn stating the event names nothing else.
+        stray = [v for v in _named(t.text, others) if i - 1 in evidence or v not in passing]
         if stray:
             raise Rejected("distractor value", f"turn {i} names {stray}, a value of another attribute")
     private = [i for i, t in enumerate(turns) if t.scope == "private"]

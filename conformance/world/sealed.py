@@ -2,8 +2,20 @@
 
 Committed holdout gold is public: anyone can tune against it. A publisher who keeps a
 secret in ``DRIFT_HOLDOUT_SEED`` regenerates the library's holdout scenarios (same specs:
-paradigm, horizon, entities, checkpoints) as new worlds (other values, events, wording)
-with ids ``sealed-<id>``. The receipt records only a domain-separated SHA-256 of the secret,
+paradigm, horizon, entities, checkpoints) as new worlds with ids ``sealed-<id>``.
+
+What the secret selects, and what each choice protects against:
+
+* the world (values, event schedule, probes): gold that exists in no repository, so no
+  answer can be looked up or memorised;
+* the surface (:func:`conformance.world.content.surface_for`): a faker locale of its own
+  (names, companies, places) and a variant that keeps a subset of every phrasing list
+  (frames, requests, decoys): a filter tuned on the public corpus's wording, a phrase bank
+  copied from it or a classifier trained on it meets text it has not seen;
+* an LLM synthesizer (``synthesizer``, e.g. :class:`conformance.world.llm_synthesis.LLMSynthesizer`
+  built on the sealed surface's template outline) can write the sealed turns itself, so not
+  even the template grammar is shared; without a key the template form is used.
+ The receipt records only a domain-separated SHA-256 of the secret,
 so a rerun with the same secret can be shown to be the same sealed set, and the secret
 cannot be read back from it (when it is long and random: at least 16 characters are required).
 """
@@ -20,7 +32,9 @@ from pathlib import Path
 from conformance import paths
 from conformance.contract.corpus import fixture_files, read_header, write_fixture, write_gold
 from conformance.errors import DriftError
+from conformance.world.content import surface_for
 from conformance.world.generator import build_scenario
+from conformance.world.synthesis import TemplateSynthesizer
 from conformance.world.scenario import load_scenarios
 
 HOLDOUT_SEED_ENV = "DRIFT_HOLDOUT_SEED"
@@ -55,12 +69,18 @@ def generator_seed(secret: str) -> int:
     return int.from_bytes(hashlib.sha256(b"drift-conformance sealed seed v1\0" + secret.encode()).digest()[:8], "big")
 
 
+def sealed_synthesizer(secret: str):
+    """The template synthesizer on the secret's own surface (locale and phrasing variant)."""
+    return TemplateSynthesizer(surface_for(generator_seed(secret)))
+
+
 def write_sealed_holdout(fixtures_dir: Path, gold_dir: Path, secret: str,
-                         scenarios_dir: Path | None = None) -> list[str]:
+                         scenarios_dir: Path | None = None, synthesizer=None) -> list[str]:
     """Generate the sealed twin of every holdout scenario spec into the two folders; return the ids.
 
-    Same secret and specs: byte-identical files. Raises SealedHoldoutError when the spec
-    folder has no holdout scenario.
+    ``synthesizer``: who writes the turns (default :func:`sealed_synthesizer`). Same secret
+    and specs: byte-identical files. Raises SealedHoldoutError when the spec folder has no
+    holdout scenario.
     """
     folder = Path(scenarios_dir) if scenarios_dir is not None else paths.data_root() / "scenarios"
     specs = [spec for spec in load_scenarios(folder) if spec.holdout]
@@ -70,7 +90,7 @@ def write_sealed_holdout(fixtures_dir: Path, gold_dir: Path, secret: str,
     ids = []
     for spec in specs:
         sealed = spec.model_copy(update={"id": SEALED_PREFIX + spec.id})
-        lines, gold = build_scenario(sealed, seed)
+        lines, gold = build_scenario(sealed, seed, synthesizer or sealed_synthesizer(secret))
         write_fixture(Path(fixtures_dir) / f"{sealed.id}.jsonl", lines)
         write_gold(Path(gold_dir) / f"{sealed.id}.json", gold)
         ids.append(sealed.id)

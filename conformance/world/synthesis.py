@@ -2,13 +2,14 @@
 
 :class:`Synthesizer` turns a planned session (participants, pattern, styles, the
 one event it carries or none) into turns. :class:`TemplateSynthesizer` does it
-with seeded template choices; an LLM synthesizer can implement the same protocol
-later, as long as it keeps the contract below.
+from the composable parts of :mod:`conformance.world.content`; the LLM synthesizer
+(:mod:`conformance.world.llm_synthesis`) implements the same protocol.
 
 Contract (the reader rule depends on it): a turn marked ``evidence`` states the
-event's value and names no other value of that attribute except, in a change,
+event's value and names no other value of any attribute except, in a change,
 the old value *before* the new one; no other turn names a value of the event's
-attribute; a decision proposal names its proposer's id and no other entity id.
+attribute (or the episode's target); a decision proposal names its proposer's id
+and no other entity id.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from conformance.world import content as C
 from conformance.world import templates as T
 from conformance.world.entities.base import Attr
 from conformance.world.topology import speaking_order
@@ -52,6 +54,14 @@ class SessionContext:
     styles: dict[str, tuple[str, str]]
     event: EventPlan | None
     distractor_values: list[str] = field(default_factory=list)
+    attrs: list[Attr] = field(default_factory=list)
+    """Every attribute of the scenario (decoys name their values; hidden ones included)."""
+    episodes: list[str] = field(default_factory=list)
+    """Every episode target of the scenario."""
+    twin: EventPlan | None = None
+    """Noise only: an event the generator could have planned here (its line is quoted as someone
+    else's words, with some value of its pool; nothing is applied)."""
+    paradigm: str = "user_assistant"
 
 
 class Synthesizer(Protocol):
@@ -59,44 +69,174 @@ class Synthesizer(Protocol):
 
 
 class TemplateSynthesizer:
-    """Seeded template synthesis: variants by the PRNG, style by formality and verbosity."""
+    """Sessions from composable parts (corpus 2.x): every tier from the same machinery.
 
-    distractor_rate = 0.6
+    Per session, before the tier matters: a size drawn from a long-tailed (log-normal)
+    distribution sets the number of turns and of parts per turn; each turn is filled with
+    parts by its author's voice (:class:`conformance.world.content.Content`); a number of
+    decoys (values named without any change) is drawn and spread over non-evidence turns.
+    Then the tier's one difference: an event session weaves its event line into one of the
+    speaker's turns, between that turn's parts; a noise session carries instead one more
+    decoy, some attribute's own line quoted as someone else's words. ``surface`` selects
+    the locale and phrasing (a sealed holdout passes its own, :func:`content.surface_for`).
+    """
+
+    #: Weights of 0, 1, 2, 3 decoys per session (every tier).
+    decoy_weights = (3, 4, 2, 1)
+    #: Log-normal size: median turns and parts per substantive turn scale with exp(N(0, sigma)).
+    size_sigma = {"user_assistant": 0.42, "multi_peer": 0.55, "coding_agent": 0.42, "crawler_agent": 0.45}
+
+    #: Parts per substantive (assistant, agent, tool) turn, relative (tool output is long already).
+    substance = {"user_assistant": 1.4, "multi_peer": 1.0, "coding_agent": 1.6, "crawler_agent": 0.85}
+
+    def __init__(self, surface: C.Surface = C.PUBLIC):
+        self.surface = surface
 
     def session(self, rng: random.Random, ctx: SessionContext) -> list[Turn]:
+        content = C.Content(rng, self.surface, C.forbidden_pattern(tuple(ctx.voices)))
+        scale = min(6.0, rng.lognormvariate(0.0, self.size_sigma.get(ctx.paradigm, 0.4)))
         lead = ctx.present[0]
         chatty = ctx.styles[lead][1] == "chatty"
-        length = rng.randint(3, 6) if chatty else rng.randint(2, 3)
+        length = max(2, round((5.5 if chatty else 4.5) * scale))
         order = speaking_order(rng, ctx.present, ctx.pattern, length)
-        texts = self._filler(rng, ctx, order)
-        turns = [Turn(a, t) for a, t in zip(order, texts)]
+        parts = [self._parts(rng, content, ctx, author, i, scale) for i, author in enumerate(order)]
         event = ctx.event
+        # How many decoys, where, about what: drawn the same way in every tier.
+        count = rng.choices(range(len(self.decoy_weights)), weights=self.decoy_weights)[0]
+        exclude = set()
+        if event is not None and event.attr is not None:
+            exclude = {v.casefold() for v in event.attr.pool}
+        elif event is not None and event.target:
+            exclude = {event.target.casefold()}
+        evidence_at = -1
+        if event is not None and not event.private:
+            slots = [i for i, a in enumerate(order) if a == event.speaker]
+            if not slots:
+                order[0] = event.speaker
+                slots = [0]
+            evidence_at = rng.choice([i for i in slots if i < len(order) - 1] or slots)
+            if evidence_at == len(order) - 1:
+                # The event is never the last turn: someone answers it (so the session marker, which goes on
+                # the last shared turn that is not evidence, sits where it sits in every tier).
+                order.append(next((p for p in ctx.present if p != event.speaker), event.speaker))
+                parts.append([self._part(rng, content, ctx, order[-1])])
+        free = [i for i in range(len(order)) if i != evidence_at]
+        for _ in range(count):
+            at = rng.choice(free)
+            text = self._decoy(rng, content, ctx, order[at], exclude)
+            if text:
+                parts[at].insert(rng.randint(0, len(parts[at])), text)
+        # Quoted news (someone else's or the speaker's own words) at the same rate in every tier; a noise
+        # session adds one quote of some attribute's own line: the twin of an event session's event line.
+        quotes = [content.quoted_news() for _ in range(rng.choices((0, 1, 2, 3), weights=(3, 4, 2, 1))[0])]
+        # Frames balance: a noise session's twin goes in someone else's frame, and half the time the
+        # session quotes one more piece of news in the speaker's own; an event session quotes one more
+        # piece of news in someone else's frame, and half the time its event line goes in the speaker's.
+        self_quote = rng.random() < 0.5
         if event is None:
-            if ctx.distractor_values and rng.random() < self.distractor_rate:
-                where = rng.randrange(len(turns))
-                aside = T.fill(rng.choice(T.DISTRACTORS), value=rng.choice(ctx.distractor_values))
-                turns[where] = Turn(turns[where].author, T.add_tail(turns[where].text, aside))
-            return turns
-        line = self._style(rng, ctx, event.speaker, self._event_line(rng, event))
-        if event.private:
+            quotes.append(self._quoted_line(rng, content, ctx))
+            if self_quote:
+                quotes.append(content.quoted_news(own=True))
+        else:
+            quotes.append(content.quoted_news(own=False))
+        for text in quotes:
+            at = rng.choice(free)
+            if text:
+                parts[at].insert(rng.randint(0, len(parts[at])), text)
+        line = self._event_line(rng, event) if event is not None else ""
+        if event is not None and not event.private and self_quote:
+            # The speaker quotes what they wrote elsewhere: still their own durable statement.
+            said = content.clean_except(lambda: content.self_quoted(line), allowed=self._said_values(event))
+            line = said or line
+        if event is not None and not event.private:
+            parts[evidence_at].insert(rng.randint(0, len(parts[evidence_at])), line)
+        turns = [Turn(a, self._join(p) or content.ack(ctx.voices[a] == "human"), evidence=i == evidence_at)
+                 for i, (a, p) in enumerate(zip(order, parts))]
+        if event is not None and event.private:
             # A private note: only its author may know it; nobody acknowledges it.
-            return turns + [Turn(event.speaker, line, scope="private", evidence=True)]
-        slots = [i for i, a in enumerate(order) if a == event.speaker]
-        at = slots[0] if slots else 0
-        turns[at] = Turn(event.speaker, line, evidence=True)
-        others = [p for p in ctx.present if p != event.speaker]
-        ack = self._ack(rng, event)
-        if others:
-            responder = order[at + 1] if at + 1 < len(order) and order[at + 1] != event.speaker else others[0]
-            text = ack if ack is not None else self._generic_ack(rng, ctx, responder, event.speaker)
-            turn = Turn(responder, text, evidence=ack is not None)
-            if at + 1 < len(turns):
-                turns[at + 1] = turn
-            else:
-                turns.append(turn)
+            note = [line]
+            if rng.random() < 0.5:
+                note.insert(rng.randint(0, 1), self._part(rng, content, ctx, event.speaker))
+            turns.append(Turn(event.speaker, self._join(note), scope="private", evidence=True))
         return turns
 
     # -- pieces ---------------------------------------------------------------
+    @staticmethod
+    def _join(parts: list[str]) -> str:
+        return "\n\n".join(p for p in parts if p)
+
+    def _parts(self, rng, content: C.Content, ctx: SessionContext, author: str, index: int,
+               scale: float) -> list[str]:
+        voice = ctx.voices[author]
+        if voice == "human":
+            chatty = ctx.styles[author][1] == "chatty"
+            count = max(1, round(rng.uniform(0.8, 2.0 if chatty else 1.5) * min(scale, 3.0)))
+        else:
+            count = max(1, round(rng.uniform(1.0, 2.2) * scale * self.substance.get(ctx.paradigm, 1.0)))
+        if index > 0 and rng.random() < 0.3:
+            first = content.ack(voice == "human") if voice == "human" else content.agent_reply()
+            return [first] + [self._part(rng, content, ctx, author) for _ in range(count - 1)]
+        return [self._part(rng, content, ctx, author) for _ in range(count)]
+
+    @staticmethod
+    def _part(rng, content: C.Content, ctx: SessionContext, author: str) -> str:
+        voice = ctx.voices[author]
+        if voice == "human":
+            return content.human_part()
+        if ctx.paradigm == "user_assistant" or (ctx.voices.get(ctx.present[0]) == "human" and rng.random() < 0.5):
+            return content.assistant_part()
+        return content.agent_part()
+
+    @staticmethod
+    def _candidates(ctx: SessionContext, exclude: set[str]) -> list[Attr]:
+        return [a for a in ctx.attrs if not any(v.casefold() in exclude for v in a.pool)]
+
+    def _decoy(self, rng, content: C.Content, ctx: SessionContext, author: str, exclude: set[str]) -> str:
+        agent = ctx.voices[author] != "human"
+        episodes = [t for t in ctx.episodes if t.casefold() not in exclude]
+        if episodes and rng.random() < 0.12:
+            target = rng.choice(episodes)
+            return content.clean_except(lambda: content.episode_decoy(target), allowed=(target,))
+        attrs = self._candidates(ctx, exclude)
+        if not attrs:
+            return ""
+        attr = rng.choice(attrs)
+        stale = [v for v in attr.held if v != attr.value]
+        if stale and rng.random() < 0.25:
+            value = rng.choice(stale)
+            return content.clean_except(lambda: content.decoy(value, attr.defn.label, agent, stale=True),
+                                        allowed=(value,))
+        value = rng.choice(attr.pool)
+        return content.clean_except(lambda: content.decoy(value, attr.defn.label, agent), allowed=(value,))
+
+    @staticmethod
+    def _said_values(event: EventPlan) -> tuple[str, ...]:
+        if event.kind == "episode":
+            return (event.target,)
+        named = (event.value,) + ((event.old,) if event.old else ()) + ((event.attr.slot,) if event.attr.slot else ())
+        return named + ((event.speaker,) if event.attr.defn.kind == "decision" else ())
+
+    def _quoted_line(self, rng, content: C.Content, ctx: SessionContext) -> str:
+        """Noise's twin of an event line: the line of an event the generator could have planned here
+        (``ctx.twin``), with some value of its pool, as someone else's words."""
+        twin = ctx.twin
+        if twin is None:
+            return ""
+        if twin.kind == "episode":
+            line = T.fill(rng.choice(twin.line_pool), target=twin.target)
+            return content.clean_except(lambda: content.quoted(line), allowed=(twin.target,))
+        attr = twin.attr
+        template = rng.choice(twin.line_pool)
+        value = rng.choice(attr.pool)
+        old = rng.choice([v for v in attr.pool if v != value] or [value])
+        allowed = (value, old) + ((attr.slot,) if attr.slot else ())
+
+        def make() -> str:
+            who = content.fake.first_name()
+            line = T.fill(template, value=value, new=value, old=old, slot=attr.slot or "", me=who)
+            return content.quoted(line)
+        return content.clean_except(make, allowed=allowed)
+
     @staticmethod
     def _event_line(rng: random.Random, event: EventPlan) -> str:
         template = rng.choice(event.line_pool)
@@ -105,51 +245,3 @@ class TemplateSynthesizer:
         attr = event.attr
         return T.fill(template, value=event.value, new=event.value, old=event.old or "", slot=attr.slot or "",
                       me=event.speaker)
-
-    @staticmethod
-    def _ack(rng: random.Random, event: EventPlan) -> str | None:
-        if event.kind == "episode" or event.attr is None or rng.random() < 0.5:
-            return None
-        acks = event.attr.defn.acks.get("change" if event.kind == "change" else "value")
-        if not acks:
-            return None
-        return T.fill(rng.choice(acks), value=event.value, new=event.value)
-
-    @staticmethod
-    def _generic_ack(rng: random.Random, ctx: SessionContext, who: str, speaker: str) -> str:
-        if ctx.voices[who] == "human":
-            return rng.choice(["Got it, thanks.", "Okay, noted.", "Sounds good."])
-        return rng.choice(T.GENERIC_ACKS if ctx.voices[speaker] == "human" else T.AGENT_FILLER)
-
-    def _filler(self, rng: random.Random, ctx: SessionContext, order: list[str]) -> list[str]:
-        texts: list[str] = []
-        first_voice = ctx.voices[order[0]]
-        if first_voice == "human":
-            topic = rng.choice(T.NOISE_TOPICS)
-            opening, reply = topic.ask(ctx.styles[order[0]][0]), topic.reply
-        else:
-            opening, reply = rng.choice(T.AGENT_NOISE)
-        for i, author in enumerate(order):
-            voice = ctx.voices[author]
-            if i == 0:
-                text = opening
-            elif i == 1 and voice != "human":
-                text = reply
-            elif voice == "human":
-                text = rng.choice(T.FOLLOW_UPS).ask(ctx.styles[author][0])
-            else:
-                text = rng.choice(T.AGENT_FILLER if first_voice != "human" else [e.reply for e in T.FOLLOW_UPS])
-            texts.append(self._style(rng, ctx, author, text))
-        return texts
-
-    @staticmethod
-    def _style(rng: random.Random, ctx: SessionContext, author: str, text: str) -> str:
-        if ctx.voices[author] != "human":
-            return text
-        formality, verbosity = ctx.styles[author]
-        if rng.random() < 0.35:
-            keep = frozenset(ctx.distractor_values) | frozenset(ctx.voices)
-            text = T.join_prefix(rng.choice(T.PREFIX[formality]), text, keep)
-        if verbosity == "chatty" and rng.random() < 0.3:
-            text = T.add_tail(text, rng.choice(T.CHATTER[formality]))
-        return text

@@ -206,7 +206,8 @@ def test_reset_isolates_namespaces_and_settings_report_the_cap():
     with pytest.raises(ValueError):
         b.store("missing", session(1, "I live in Rome"))
     settings = b.settings()
-    assert "512 tokens" in settings["summary_cap"] and "o200k_base" in settings["summary_cap"]
+    assert settings["summary_cap"].startswith("min(512, max(100, ceil(0.3 x ") and "o200k_base" in settings["summary_cap"]
+    assert settings["form"].startswith("extractive-2") and "departure" in settings
     assert "density" in settings["salience"]
     caps = b.capabilities
     assert caps.provenance and caps.snapshot and caps.forget and caps.flush_signal and caps.deterministic
@@ -251,3 +252,36 @@ def test_end_to_end_through_the_process_launcher_over_grpc():
         assert count_tokens(item.text) <= CAP
     finally:
         system.close()
+
+
+def test_extractive_2_keeps_a_share_of_each_session_within_512_tokens():
+    """extractive-2: cap = min(512, max(100, ceil(0.3 x the session's transcript tokens))), by hand."""
+    m = module()
+    s = huge_session()
+    assert m.session_cap(s) == 512  # 0.3 x ~5,000 tokens is past 512
+    turns = [f"I decided that the {topic} waits until week {j + 3}; my sister Carla in Lisbon agrees."
+             for j, topic in enumerate(_TOPICS * 2)]
+    mid = session(1, *turns)
+    raw = count_tokens("\n".join(f"{x.author}: {x.text}" for x in mid.messages))
+    assert m.session_cap(mid) == -(-3 * raw // 10) < 512  # ceil(0.3 x raw)
+    b = load()
+    b.store("n", mid)
+    [item] = b.snapshot("n")
+    assert count_tokens(item.text) <= m.session_cap(mid) and count_tokens(item.text) < 0.35 * raw
+    assert m.session_cap(session(2, "I moved to Porto.")) == 100  # the floor
+
+
+def test_salience_prefers_first_person_statements_over_code_logs_questions_and_hearsay():
+    m = module()
+    statement = m.analyse("I moved to Porto last spring.").salience
+    for other in ("Apparently Carla moved to Porto last spring.", "Did Carla move to Porto last spring?",
+                  "12:04:55 INFO sync.load_rows: loaded 120 rows in 15 ms", "| Carla | Porto | 12 |"):
+        assert m.analyse(other).salience < statement, other
+    assert m.analyse("return out", raw=True).salience < m.analyse("return out").salience
+    assert not m.analyse("return out", raw=True).informative
+    # A line inside a code fence counts as raw output: it is never kept before a statement.
+    b = load()
+    code = "Patch below:\n```python\n" + "\n".join(f"value_{j} = compute_total(items, {j})" for j in range(60)) + "\n```"
+    b.store("n", session(0, ("agent", code), "I moved to Porto last spring and I love it."))
+    [item] = b.snapshot("n")
+    assert "I moved to Porto" in item.text and "compute_total" not in item.text

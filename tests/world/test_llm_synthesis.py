@@ -518,7 +518,7 @@ def test_episodes_and_sessions_without_an_event():
     assert L.check(_turns(("rosa", "Crossword: chess!"), ("coder", "Nice.")), noise, aside)
     with pytest.raises(L.Rejected, match="distractor value"):
         L.check(_turns(("rosa", "Crossword: chess!"), ("coder", "Kafka.")), noise, aside)
-    assert "Keep the outline's passing mention of 'chess'" in L.prompt(noise, aside)
+    assert "Keep the outline's passing mentions of 'chess'" in L.prompt(noise, aside)
     assert "Never write: Kafka." in L.prompt(noise, aside)
 
 

@@ -90,3 +90,17 @@ def test_sealed_holdout_never_feeds_the_gate(tmp_path):
     assert proc.returncode == 2 and "never uses holdout" in proc.stderr
     proc = cli("--adapter", "keyword", "--sealed-holdout", "--quiet", cwd=tmp_path, env_secret="")
     assert proc.returncode == 2 and "DRIFT_HOLDOUT_SEED" in proc.stderr
+
+
+def test_the_secret_selects_the_surface_too():
+    """The sealed holdout shares no public surface: another faker locale or phrasing subset, chosen by the secret."""
+    from conformance.world import content as C
+    from conformance.world.sealed import generator_seed, sealed_synthesizer
+
+    surfaces = {C.surface_for(generator_seed(SECRET + str(i))) for i in range(12)}
+    assert all(s.variant != 0 for s in surfaces) and len({s.locale for s in surfaces}) >= 3
+    surface = sealed_synthesizer(SECRET).surface
+    assert surface == C.surface_for(generator_seed(SECRET)) and surface != C.PUBLIC
+    kept = surface.pick(C.VALUE_DECOYS, "dec")
+    assert 2 <= len(kept) < len(C.VALUE_DECOYS) and set(kept) < set(C.VALUE_DECOYS)
+    assert C.PUBLIC.pick(C.VALUE_DECOYS, "dec") == C.VALUE_DECOYS

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import random
 import re
-import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -12,11 +12,13 @@ from pathlib import Path
 from conformance.answer.answerable import check_corpus
 from conformance.answer.reader import last_option_in
 from conformance.contract.corpus import validate_corpus
+from conformance.world import content as C
+from conformance.world import markers
 from conformance.world import templates as T
 from conformance.world.entities import REGISTRY
 from conformance.world.entities.team import ATTRIBUTION_QUERIES, DECISIONS
-from conformance.world.generator import build_scenario, generate_corpus
-from conformance.world.scenario import load_scenario
+from conformance.world.generator import generate_corpus
+
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,14 +77,29 @@ def test_validate_corpus_passes_and_fixtures_carry_no_gold(library):
     assert validate_corpus(fixtures, gold) == sorted(ids)
 
 
-def test_library_size_and_long_scenario_speed(library):
+def test_library_size_and_session_lengths(library, loaded):
+    """Issue 17: the committed corpus stays under ~80 MB; sessions are long-tailed per paradigm (median at
+    least 400 o200k_base tokens, p90 at least 1,200), alike in every tier. (Generation speed is printed by
+    bench/generate_library.py, not asserted here.)"""
+    from drift_sdk.tokens import count_tokens
+
     fixtures, gold, _ = library
     size = sum(p.stat().st_size for folder in (fixtures, gold) for p in folder.iterdir())
-    assert size < 40 * 2**20
-    start = time.perf_counter()
-    lines, _ = build_scenario(load_scenario(REPO / "scenarios" / "ua-baseline-001.yaml"))
-    assert time.perf_counter() - start < 5.0
-    assert sum(1 for line in lines if line.kind == "session") == 1000
+    assert size < 80 * 2**20
+    lengths: dict[str, list[int]] = {}
+    tiers: dict[str, list[int]] = {}
+    for data in loaded.values():
+        for s in data.sessions[::4]:  # every fourth session: the same distribution, a quarter of the counting
+            n = count_tokens("\n".join(m.text for m in s.messages))
+            lengths.setdefault(data.header.paradigm, []).append(n)
+            tiers.setdefault(data.gold.session_tiers[s.session_id], []).append(n)
+
+    def quantile(values: list[int], q: float) -> int:
+        return sorted(values)[int(q * len(values))]
+    for paradigm, values in lengths.items():
+        assert quantile(values, 0.5) >= 400 and quantile(values, 0.9) >= 1200, (paradigm, quantile(values, 0.5))
+    medians = [quantile(v, 0.5) for v in tiers.values()]
+    assert max(medians) <= 1.25 * min(medians), medians
 
 
 def test_ua_baseline_generates_three_horizons(loaded):
@@ -277,6 +294,7 @@ def test_consistency_probes_come_in_pairs_from_two_entities(loaded):
 
 def test_action_probes_have_one_consistent_choice_and_leak_nothing_by_structure(loaded):
     total = default_right = 0
+    expected = 0.0
     positions = Counter()
     for data in loaded.values():
         snap = data.gold.snapshots
@@ -294,9 +312,10 @@ def test_action_probes_have_one_consistent_choice_and_leak_nothing_by_structure(
             assert len(overlap) == 1, (p.probe_id, [c.tags for c in asked.choices])
             total += 1
             default_right += next(c for c in asked.choices if c.default).choice_id == p.answer
+            expected += 1 / len(asked.choices)
             positions[[c.choice_id for c in asked.choices].index(p.answer)] += 1
-    # The default (an amnesiac's pick) is right only sometimes.
-    assert total >= 50 and 0.08 * total <= default_right <= 0.25 * total, (default_right, total)
+    # The default (an amnesiac's pick) is right as often as any position: 1/len(choices) per probe.
+    assert total >= 50 and abs(default_right - expected) <= 3 * expected ** 0.5, (default_right, expected, total)
     assert max(positions.values()) <= 0.4 * total, positions
 
 
@@ -313,7 +332,8 @@ def test_temporal_answer_position_and_rank_are_spread(loaded):
     total = sum(positions.values())
     assert total >= 50
     assert max(positions.values()) <= 0.4 * total and len(positions) >= 4, positions
-    assert max(ranks.values()) <= 0.45 * total and len(ranks) == 4, ranks
+    # The rank is uniform: the smallest amount (what a hit dated "now" points to) is right a quarter of the time.
+    assert len(ranks) == 4 and all(abs(n - total / 4) <= 3 * (total * 3 / 16) ** 0.5 for n in ranks.values()), ranks
 
 
 def test_queries_do_not_name_the_answer(loaded):
@@ -324,7 +344,11 @@ def test_queries_do_not_name_the_answer(loaded):
             assert not [o for o in options if o != "unknown" and _names(asked.query, o)], asked.query
             if p.evidence and asked.options and not asked.temporal and p.probe_type != "attribution":
                 words = set(re.findall(r"[a-z]{4,}", asked.query.lower()))
-                evidence = set(re.findall(r"[a-z]{4,}", " ".join(data.messages[m][1].text for m in p.evidence).lower()))
+                # The sentences of the evidence that state the answer (its messages carry other parts too),
+                # without the frame of a quoted line ('What I sent Ann earlier: "...').
+                stating = [x.split(': "', 1)[-1] for m in p.evidence
+                           for x in re.split(r"(?<=[.!?])\s+|\n+", data.messages[m][1].text) if _names(x, p.answer)]
+                evidence = set(re.findall(r"[a-z]{4,}", " ".join(stating).lower()))
                 assert len(words & evidence) <= max(2, len(words) // 2), (asked.query, p.probe_id)
 
 
@@ -356,17 +380,42 @@ def test_value_pools_are_unambiguous():
 
 
 def test_static_text_names_no_value_target_or_unknown():
-    texts = _strings([T.GENERIC_ACKS, [tuple(e) for e in T.OPENERS + T.FOLLOW_UPS + T.CLOSERS + T.NOISE_TOPICS],
-                      T.AGENT_NOISE, T.AGENT_FILLER, T.PREFIX, T.CHATTER, T.DISTRACTORS, ATTRIBUTION_QUERIES])
+    parts = [C.DOCS, C.VERBS, C.CONSTRAINTS, C.DAYS, C.HOWTOS, C.NEWS, C.FRAMES_SAID, C.EPISODES, C.PLANS, C.HYPOS,
+             C.QUESTIONS, C.ASKS, C.STEP_VERBS, C.STEP_OBJECTS, C.STEP_TAILS, C.EXPLAIN, C.CODE_NOUNS, C.CODE_VERBS,
+             C.TOOL_INTROS, C.PAGE_INTROS, C.AGENT_NOTES, C.AGENT_REPLIES, C.ACKS_HUMAN, C.ACKS_AGENT,
+             C.VALUE_DECOYS, C.AGENT_DECOYS, C.SUPERSEDED, C.EPISODE_DECOYS, C.QUOTE_FRAMES, C.SELF_FRAMES,
+             C.SAID_TO, ATTRIBUTION_QUERIES]
+    texts = _strings(parts)
     for d in ALL_DEFS:
         texts += _strings([d.lines, d.acks, d.queries, d.choice or "", list(d.slots)])
     for cls in REGISTRY.values():
         texts += _strings([cls.episode_lines, [a.queries for a in cls.actions]])
-    assert len(texts) > 200
+    assert len(texts) > 300
     for text in texts:
-        static = re.sub(r"\{\w+\}", " ", text)
+        static = re.sub(r"\{\w+\}|<target>", " ", text)
         assert not _names(static, "unknown"), text
         assert not [v for v in ALL_VALUES + TARGETS if _names(static, v)], text
+
+
+def test_every_content_part_is_clean_and_faker_pools_are_stable():
+    """Parts drawn many times name nothing forbidden (values, targets, slots, entity ids, "unknown", marker
+    shapes); the pools are the same in two processes' worth of draws (seed 0, pinned faker)."""
+    forbid = C.forbidden_pattern(("lead", "coder", "rosa"))
+    content = C.Content(random.Random(3), C.PUBLIC, forbid)
+    for _ in range(300):
+        for text in (content.human_part(), content.assistant_part(), content.agent_part(), content.quoted_news()):
+            assert not forbid.search(text) and not markers.CODE_PATTERN.search(text), text
+    C.pools.cache_clear()
+    first = C.pools("en_US")
+    C.pools.cache_clear()
+    assert C.pools("en_US") == first and len(first["name"]) == C.POOL_SIZE
+    assert C.content_libraries()["faker"]["version"] == C.FAKER_VERSION
+
+
+def test_trie_pattern_matches_whole_words_and_the_longest_value():
+    pattern = C.forbidden_pattern(())
+    found = [m.group(0) for m in pattern.finditer("Python 3.11 beats Python 3.1; green teak; a cold brew, /docs/x")]
+    assert found == ["Python 3.11", "cold brew", "/docs"]
 
 
 def test_change_lines_name_old_before_new():
@@ -378,22 +427,14 @@ def test_change_lines_name_old_before_new():
 
 
 def test_generated_text_has_no_template_artefacts(loaded):
-    tails = [t for texts in T.CHATTER.values() for t in texts]
-    prefixes = [p for texts in T.PREFIX.values() for p in texts if p and p.rstrip()[-1] in ",:"]
     for data in loaded.values():
         for s in data.sessions:
             for m in s.messages:
                 text = m.text
+                assert "{" not in re.sub(r"```python.*?```", "", text, flags=re.S), text  # no unfilled slot
                 for match in re.finditer(r"(?<![\w'])([Aa]n?) (?=(\S+))", text):
-                    assert (match.group(1).lower() == "an") == bool(T._VOWEL_SOUND.match(match.group(2))), text
-                for tail in tails:
-                    at = text.find(" " + tail)
-                    assert at <= 0 or text[at - 1] in ".!?)\"'", text
-                for prefix in prefixes:
-                    if text.startswith(prefix) and len(text) > len(prefix):
-                        rest = text[len(prefix):]
-                        assert not rest[0].isupper() or rest.startswith("I") or \
-                            any(rest.startswith(v) for v in ALL_VALUES), text
+                    if match.group(2).strip('"').lower() in {v.lower() for v in ALL_VALUES}:
+                        assert (match.group(1).lower() == "an") == bool(T._VOWEL_SOUND.match(match.group(2))), text
 
 
 def test_fill_and_style_helpers():
