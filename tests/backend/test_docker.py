@@ -147,7 +147,8 @@ def test_every_offline_built_in_adapter_has_an_image_recipe():
     """``--isolation docker`` works for every built-in adapter that needs no service: each has a
     Dockerfile on the common pattern, ending in an import check that would fail the build."""
     offline = {m.name: m for m in map(load_manifest, adapters_dir().iterdir()) if m.network == "none"}
-    assert set(offline) == {"none", "keyword", "recent", "reference-compressor", "vector", "mem0"}
+    assert set(offline) == {"none", "keyword", "recent", "reference-compressor", "vector", "mem0",
+                            "shortcut-dump", "shortcut-frequency", "shortcut-prior", "shortcut-recency"}
     for name in offline:
         folder = adapters_dir() / name
         assert (folder / "Dockerfile").is_file(), f"{name} has no Dockerfile"
