@@ -144,6 +144,22 @@ class _ScenarioState:
     time, the state audit: :mod:`conformance.runner.audit`)."""
 
 
+class _RetrievedOneByOne:
+    """``system`` whose every Retrieve goes through :meth:`_Scenario.retrying` on its own: the
+    state audit and the findability check make many, and retrying the whole batch would meet a
+    fresh transient failure on each pass."""
+
+    def __init__(self, run: "_Scenario", system, where: str, call: str) -> None:
+        self._run, self._system, self._where, self._call = run, system, where, call
+
+    def __getattr__(self, name: str):
+        return getattr(self._system, name)
+
+    def retrieve(self, *args, **kwargs):
+        return self._run.retrying(self._system, self._where, self._call,
+                                  lambda: self._system.retrieve(*args, **kwargs))
+
+
 class SystemFault(Exception):
     """One system failed one call: a crash, a missed deadline, or garbage in its reply."""
 
@@ -649,18 +665,21 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
         items = held.pop("_items", None) if held is not None else None
         if items is not None and system.label not in run.failed and system.isolation.get("mode") != "harness":
             audit = run.call(system, where, "Retrieve (state audit)",
-                             lambda s=system: audit_checkpoint(s, namespace, state.ledger, items,
+                             lambda s=system: audit_checkpoint(_RetrievedOneByOne(run, s, where,
+                                                                                  "Retrieve (state audit)"),
+                                                               namespace, state.ledger, items,
                                                                seen_hits.get(s.label, []), config.k,
                                                                config.budget_tokens, config.encoding,
-                                                               audited, state.last_time))
+                                                               audited, state.last_time), retry=False)
             if audit is not None:
                 held = {**held, "audit": audit}
         elif held is not None and held["method"] == "marker_probe" and system.label not in run.failed:
             # No Snapshot: markers can be recognised, so the sentence probes check what they say.
             audit = run.call(system, where, "Retrieve (state audit)",
-                             lambda s=system, h=held: audit_checkpoint(s, namespace, state.ledger, [], [], config.k,
-                                                                       config.budget_tokens, config.encoding,
-                                                                       audited, state.last_time, h["stored_sessions"]))
+                             lambda s=system, h=held: audit_checkpoint(
+                                 _RetrievedOneByOne(run, s, where, "Retrieve (state audit)"), namespace, state.ledger,
+                                 [], [], config.k, config.budget_tokens, config.encoding, audited, state.last_time,
+                                 h["stored_sessions"]), retry=False)
             if audit is not None:
                 held = {**held, "audit": audit}
         if held is None or system.label in run.failed:
@@ -671,9 +690,11 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     # After the state records: a memory without Snapshot has been marker-probed by now.
     for system in run.live():
         held = memory.get(system.label) or {}
-        found = run.call(system, where, "Retrieve (findability check)", lambda s=system, h=held: findability_fault(
-            s, namespace, state.claimed.get(s.label, 0), h, hits_seen.get(s.label, 0), len(line.probes),
-            state.markers, state.streamed, state.asker_of, state.last_time, config.k, f"{run.scenario}/{line.checkpoint_id}"))
+        checked = _RetrievedOneByOne(run, system, where, "Retrieve (findability check)")
+        found = run.call(system, where, "Retrieve (findability check)", lambda c=checked, h=held: findability_fault(
+            c, namespace, state.claimed.get(c.label, 0), h, hits_seen.get(c.label, 0), len(line.probes),
+            state.markers, state.streamed, state.asker_of, state.last_time, config.k,
+            f"{run.scenario}/{line.checkpoint_id}"), retry=False)
         if found:
             run.mark(system, where, "Store/Retrieve (findability check)",
                      SystemFault(system.label, where, "findability", "contract", found), "contract")
