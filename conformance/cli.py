@@ -384,11 +384,14 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         if fixtures_dir is None:
             raise Failure("--scenario-file writes a corpus of its own, never the committed one: pass --fixtures DIR "
                           "--gold DIR")
-        if check or synthesizer != "template":
-            raise Failure("--scenario-file goes with the template synthesizer and without --check")
+        if synthesizer != "template":
+            raise Failure("--scenario-file goes with the template synthesizer")
         specs = _user_scenarios(scenario_files)
         rebuild = " ".join(["drift-conformance generate", *(f"--scenario-file {f}" for f in scenario_files),
                             f"--seed {seed}"])
+        if check:
+            _check_generation(fixtures_dir, gold_dir, seed, rebuild, specs=specs, rebuild=rebuild)
+            return
         ids = _generate_into(fixtures_dir, gold_dir, seed, specs=specs, rebuild=rebuild)
         click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
         return
@@ -453,18 +456,29 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()
     if check:
-        with tempfile.TemporaryDirectory() as tmp:
-            _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed)
-            differing = (_differences(Path(tmp) / "fixtures", fixtures_dir, "fixtures")
-                         + _differences(Path(tmp) / "gold", gold_dir, "gold"))
-        if differing:
-            shown = ", ".join(differing[:10]) + (f" and {len(differing) - 10} more" if len(differing) > 10 else "")
-            raise Failure(f"the committed corpus differs from what the generator makes (seed {seed}): {shown}; "
-                          f"run `drift-conformance generate --seed {seed}` and commit the result")
-        click.echo(f"corpus in {fixtures_dir} and {gold_dir} matches the generator byte for byte")
+        _check_generation(fixtures_dir, gold_dir, seed, f"drift-conformance generate --seed {seed}")
         return
     ids = _generate_into(fixtures_dir, gold_dir, seed)
     click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+
+
+def _check_generation(fixtures_dir: Path, gold_dir: Path, seed: int, command: str, **generate) -> None:
+    """Generate into a scratch folder and compare byte for byte with ``fixtures_dir``/``gold_dir``.
+
+    ``generate`` is passed to :func:`_generate_into` (``specs`` and ``rebuild`` for a corpus of
+    one's own scenarios). Raises Failure naming up to ten differing files.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed, **generate)
+        differing = (_differences(Path(tmp) / "fixtures", fixtures_dir, "fixtures")
+                     + _differences(Path(tmp) / "gold", gold_dir, "gold"))
+    if differing:
+        shown = ", ".join(differing[:10]) + (f" and {len(differing) - 10} more" if len(differing) > 10 else "")
+        raise Failure(f"the corpus in {fixtures_dir} and {gold_dir} differs from what the generator makes "
+                      f"(seed {seed}): {shown}; run `{command}` and commit the result")
+    click.echo(f"corpus in {fixtures_dir} and {gold_dir} matches the generator byte for byte")
 
 
 def _user_scenarios(files) -> list:

@@ -71,25 +71,31 @@ def test_environment_variables_follow_option_names(tmp_path):
                  "match no fixture")
 
 
-def committed_generation(tmp_path):
-    """A copy of the committed corpus: a generation of seed 42, ledger included (that it is
-    byte for byte what the generator writes is tests/test_end_to_end.py's business)."""
-    import shutil
+#: Two library scenarios, generated as a user's own: the generator's folder rules and its
+#: byte check are the same for any corpus, and two short scenarios take seconds, not a library.
+SMALL = [REPO / "scenarios" / "ua-short-003.yaml", REPO / "scenarios" / "cod-short-001.yaml"]
 
+
+def small_args():
+    return [arg for spec in SMALL for arg in ("--scenario-file", str(spec))]
+
+
+def small_generation(tmp_path):
+    """A freshly generated two-scenario corpus, ledger included."""
     f, g = tmp_path / "f", tmp_path / "g"
-    shutil.copytree(REPO / "fixtures", f)
-    shutil.copytree(REPO / "gold", g)
+    proc = cli("generate", *small_args(), "--fixtures", str(f), "--gold", str(g), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     return f, g
 
 
 def test_generate_clears_only_what_an_earlier_generation_wrote(tmp_path):
-    f, g = committed_generation(tmp_path)
+    f, g = small_generation(tmp_path)
     ledger = json.loads((f / "_ledger.json").read_text())
     ledger["scenario_list"].append({"scenario_id": "zz-stale"})
     (f / "_ledger.json").write_text(json.dumps(ledger))
     (f / "zz-stale.jsonl").write_text("{}\n")      # written by an earlier generation: removed
     (f / "notes.txt").write_text("mine")            # never written by the generator: kept
-    assert cli("generate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
+    assert cli("generate", *small_args(), "--fixtures", str(f), "--gold", str(g), cwd=tmp_path).returncode == 0
     assert not (f / "zz-stale.jsonl").exists() and (f / "notes.txt").read_text() == "mine"
 
 
@@ -103,12 +109,15 @@ def test_generate_refuses_a_folder_it_did_not_write(tmp_path):
 
 
 def test_generate_check_fails_on_a_changed_byte(tmp_path):
-    f, g = committed_generation(tmp_path)
-    ok = cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path)
+    f, g = small_generation(tmp_path)
+    check = ("generate", "--check", *small_args(), "--fixtures", str(f), "--gold", str(g))
+    ok = cli(*check, cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
+    assert "matches the generator byte for byte" in ok.stdout
     victim = sorted(g.glob("*.json"))[0]
     victim.write_bytes(victim.read_bytes().replace(b'"answer"', b'"answer" ', 1))
     (f / "extra.jsonl").write_text("{}\n")
-    # One byte changed and one file added: the check names each.
-    assert_error(cli("generate", "--check", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path),
-                 f"gold/{victim.name}", "fixtures/extra.jsonl")
+    # One byte changed and one file added: the check names each, and the command that rebuilds.
+    assert_error(cli(*check, cwd=tmp_path), f"gold/{victim.name}", "fixtures/extra.jsonl", "--scenario-file")
+
+
