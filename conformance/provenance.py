@@ -33,9 +33,12 @@ from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms", "content_words", "carries",
-           "budget_cut", "carried_ids"]
+__all__ = ["BACKED_SHARE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms", "content_words",
+           "carries", "budget_cut", "carried_ids"]
 
+BACKED_SHARE = 0.8
+"""Share of a hit's content words, and of its characters, that the Snapshot items citing its
+sources must hold for the Snapshot to back the hit (state audit and ``check-adapter``)."""
 MIN_SHARED = 2
 """Content words a hit must share with a message (fewer only when the message has fewer)."""
 MESSAGE_SHARE = 0.5

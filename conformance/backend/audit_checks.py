@@ -2,7 +2,8 @@
 adapter on a small synthetic corpus before any run (docs/audit.md, docs/add-your-memory-system.md).
 
 - ``snapshot_consistent``: every hit's source ids are among the Snapshot's, and its text is
-  backed by the Snapshot items citing them (an understated Snapshot fails);
+  backed by the Snapshot items citing them, in words and in length (an understated Snapshot,
+  or one listing each stored word once, fails);
 - ``provenance_carried``: a cited message is carried by the hit: its made-up words are in the
   hit's text; no hit is longer than the runner's budget; hit times are RFC 3339 and no later
   than the newest message the hit carries (a hit citing every message, a packed hit, a hit
@@ -19,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from conformance.backend import checks as c
-from conformance.provenance import content_terms, content_words
+from conformance.provenance import BACKED_SHARE, content_terms, content_words
 from drift_sdk.types import Message, Session
 
 BUDGET_TOKENS = 1200
@@ -46,21 +47,28 @@ def _snapshot_or_none(h: c.Harness, ns: str):
 _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 
 
-def _snapshot_words(items) -> dict[str, set[str]]:
-    """Source id (message or its session) -> the content words of the items citing it."""
-    out: dict[str, set[str]] = {}
+def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """Source id (message or its session) -> (the content words of the items citing it, their
+    characters shared equally among the distinct ids each item cites), as the runner's state
+    audit reads a Snapshot (conformance/runner/audit.py)."""
+    words_by: dict[str, set[str]] = {}
+    chars_by: dict[str, float] = {}
     for item in items:
         words = content_words(item.text)
-        for source in item.source_ids:
+        sources = set(item.source_ids)
+        share = len(item.text) / max(1, len(sources))
+        for source in sources:
             for key in {source, source.rsplit("-m", 1)[0]}:
-                out.setdefault(key, set()).update(words)
-    return out
+                words_by.setdefault(key, set()).update(words)
+                chars_by[key] = chars_by.get(key, 0.0) + share
+    return words_by, chars_by
 
 
 @c._check("snapshot_consistent")
 def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
     """Every hit's source ids are among the Snapshot's, and the Snapshot items citing them hold
-    at least 80% of the hit's content words."""
+    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its characters (an
+    item's characters shared equally among the ids it cites)."""
     name = "snapshot_consistent"
     if not h.claims("snapshot"):
         return c._skip(name, "Describe does not claim snapshot: the runner measures storage by marker probes")
@@ -73,9 +81,9 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
         items = _snapshot_or_none(h, ns)
         if items is None:
             return c._skip(name, _NO_SNAPSHOT)
-        held = _snapshot_words(items)
+        held, chars_by = _snapshot_words(items)
         known = corpus.ids  # an id never stored is provenance_ids' finding
-        unsupported, unbacked, hits = [], [], 0
+        unsupported, unbacked, short, hits = [], [], [], 0
         for m in corpus.messages:
             for hit in h.retrieve(ns, m.query):
                 hits += 1
@@ -85,8 +93,14 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                     continue
                 words = content_words(hit.text)
                 related = set().union(*(held[s] for s in hit.source_ids if s in held))
-                if words and len(words & related) < 0.8 * len(words):
+                if words and len(words & related) < BACKED_SHARE * len(words):
                     unbacked.append(hit.text[:50])
+                    continue
+                # A Snapshot listing each word once holds the words, not the text: the items citing
+                # a hit's sources must also hold about as many characters as the hit shows.
+                keys = {s if s in held else s.rsplit("-m", 1)[0] for s in hit.source_ids if s in held}
+                if hit.text and sum(chars_by[key] for key in keys) < BACKED_SHARE * len(hit.text):
+                    short.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "
                                  f"cite ids no Snapshot item cites ({c._ids(sorted(set(unsupported)))}); the runner "
@@ -94,6 +108,11 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
         if unbacked:
             return c._fail(name, f"{len(unbacked)} of {hits} hits' text is not in the Snapshot items citing the same "
                                  f"messages (first: {unbacked[0]!r}); the runner would not use the Snapshot")
+        if short:
+            return c._fail(name, f"{len(short)} of {hits} hits are longer than the Snapshot items citing the same "
+                                 f"messages (fewer than {BACKED_SHARE:.0%} of the hit's characters; first: "
+                                 f"{short[0]!r}): the Snapshot understates storage, and the runner would not "
+                                 "use it")
         return c._pass(name, f"{hits} hits, every source id and its text held by the Snapshot")
     finally:
         h.cleanup(ns)

@@ -34,14 +34,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import budget_cut, carried_ids, content_terms, content_words
+from conformance.provenance import BACKED_SHARE, budget_cut, carried_ids, content_terms, content_words
 
 __all__ = ["MessageLedger", "OwnedHit", "audit_checkpoint", "apply_state_audit", "audit_reasons", "provenance_findings",
            "AUDIT_FINDING_NOTE",
            "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS"]
 
-BACKED_SHARE = 0.8
-"""Share of a hit's content words the Snapshot items citing its sources must hold."""
 OLDER_PROBES = 4
 """Audit probes per checkpoint among sessions audited at an earlier checkpoint (re-checked)."""
 MIN_SENTENCE_WORDS = 6

@@ -80,6 +80,15 @@ class DatesNothingNow(Honest):
         return []
 
 
+class VocabularySnapshot(Honest):
+    """Answers honestly, but reports one Snapshot item: each stored word once, citing every message."""
+
+    def snapshot(self, namespace):
+        docs = self.spaces[namespace]
+        words = dict.fromkeys(w for d in docs for w in _WORD.findall(d[1].lower()))
+        return [MemoryItem("vocabulary", " ".join(words), tuple(d[0] for d in docs))] if docs else []
+
+
 class KeepsNothing(Honest):
     """Store claims every message; nothing can be found."""
 
@@ -109,6 +118,7 @@ def test_an_honest_backend_passes_every_audit():
     (PacksEverything, "provenance_carried", "longer than the 1200-token budget"),
     (DatesNothingNow, "provenance_carried", "hit times not backed"),
     (DatesNothingNow, "snapshot_consistent", "Snapshot does not hold"),
+    (VocabularySnapshot, "snapshot_consistent", "characters"),
     (KeepsNothing, "stored_findable", "cannot be found through Retrieve"),
     (LeaksPrivate, "scopes_honoured", "bob got alice's private message"),
 ])
