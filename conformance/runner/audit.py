@@ -44,7 +44,7 @@ from conformance.provenance import STOPWORDS, budget_cut, carried_ids, content_t
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
            "AUDIT_FINDING_NOTE",
-           "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS"]
+           "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS", "MAX_ASK_WORDS"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words the Snapshot items citing its sources must hold."""
@@ -52,6 +52,8 @@ OLDER_PROBES = 4
 """Audit probes per checkpoint among sessions audited at an earlier checkpoint (re-checked)."""
 MIN_SENTENCE_WORDS = 6
 """Distinct content words a message needs to be an audit probe (half ask, half must come back)."""
+MAX_ASK_WORDS = 6
+"""Most content words an audit probe asks: about what a corpus question holds, so length does not tell it."""
 MAX_EXAMPLES = 3
 
 AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
@@ -82,7 +84,8 @@ class AuditSentence:
     """What the audit keeps of the one message sampled from a stored session: words, never text."""
 
     ask: tuple[str, ...]
-    """Content words (casefolded, unstemmed) that ask, in a seeded order: a seeded half of the message's."""
+    """Content words (casefolded, unstemmed) that ask, in a seeded order: a seeded half of the message's,
+    at most :data:`MAX_ASK_WORDS`."""
     rest: frozenset[str]
     """Stems of the message's other content words: a hit that finds the session must carry half of them."""
     participants: tuple[str, ...]
@@ -136,9 +139,9 @@ class MessageLedger:
             return None
         rng = _rng(self.scenario_id, session.session_id)
         terms = rng.choice(candidates)
-        # A seeded half asks, in a seeded order (no prefix of the message to match); the other half
-        # must come back: an echo of the query proves nothing. Words only: no transcript text.
-        asking = rng.sample(terms, (len(terms) + 1) // 2)
+        # A seeded half (at most MAX_ASK_WORDS) asks, in a seeded order (no prefix of the message to
+        # match); the rest must come back: an echo of the query proves nothing. Words only: no text.
+        asking = rng.sample(terms, min(MAX_ASK_WORDS, (len(terms) + 1) // 2))
         rest = content_words(" ".join(t for t in terms if t not in asking))
         return AuditSentence(tuple(asking), rest, tuple(session.participants or ()))
 
