@@ -9,11 +9,15 @@ Three checks, all on the harness side and none visible to the adapter as a test:
   session's time). The adapter's timestamp is recorded (``adapter_timestamp``), not used.
 - **Memory-state audit** (:func:`audit_checkpoint`): at each checkpoint every hit's source ids
   must be among the Snapshot's, and its text backed by the Snapshot items citing those sources.
-  Besides, one message per stored session, picked by the runner with an RNG seeded by the
+  Besides, one shared message per stored session, picked by the runner with an RNG seeded by the
   scenario and session ids (ordinary content, not the markers an adapter can recognise), is
-  asked through Retrieve: the first half of its content words ask, and a hit citing the session
+  asked through Retrieve: a seeded half of its content words ask, and a hit citing the session
   must carry the other half (an echo of the query proves nothing). A session found so that the
-  Snapshot does not hold is a mismatch.
+  Snapshot does not hold is a mismatch. The audit's probes are disguised as the checkpoint's
+  own (:meth:`MessageLedger.schedule`): each one's words fill the content-word slots of a
+  question the scenario itself asks (its function words and question mark kept), its asker and
+  time are those of a real probe of the checkpoint, and all are asked among the real probes in
+  a seeded order: neither shape nor position nor time tells them apart.
 - **Scoring from what the audit establishes** (:func:`apply_state_audit`): a system with any
   mismatch gets ``state_audit.passed`` false and its Snapshot is not used: its state records
   switch to ``method: "audit"`` (selectivity over the audited sessions, stored = found by the
@@ -21,8 +25,9 @@ Three checks, all on the harness side and none visible to the adapter as a test:
 
 The ledger keeps ids, times and each message's set of stemmed content words (word order and
 function words gone): never a transcript the reader could use. For the audit probes it also keeps,
-per session, the content words of one sampled message (the asking half in order, the other
-half as stems; no function words, no punctuation); they never reach the reader.
+per session, the content words of one sampled message (the asking half unstemmed in a seeded
+order, the other half as stems; no function words, no punctuation), and the scenario's probe
+questions (public fixture text), whose frames disguise them; they never reach the reader.
 """
 
 from __future__ import annotations
@@ -34,16 +39,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import BACKED_SHARE, budget_cut, carried_ids, content_terms, content_words
+from conformance.provenance import BACKED_SHARE, STOPWORDS, budget_cut, carried_ids, content_terms, content_words
 
-__all__ = ["MessageLedger", "OwnedHit", "audit_checkpoint", "apply_state_audit", "audit_reasons", "provenance_findings",
+__all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
+           "audit_reasons", "provenance_findings",
            "AUDIT_FINDING_NOTE",
-           "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS"]
+           "BACKED_SHARE", "OLDER_PROBES", "MIN_SENTENCE_WORDS", "MAX_ASK_WORDS"]
 
 OLDER_PROBES = 4
 """Audit probes per checkpoint among sessions audited at an earlier checkpoint (re-checked)."""
 MIN_SENTENCE_WORDS = 6
 """Distinct content words a message needs to be an audit probe (half ask, half must come back)."""
+MAX_ASK_WORDS = 6
+"""Most content words an audit probe asks: about what a corpus question holds, so length does not tell it."""
 MAX_EXAMPLES = 3
 
 AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
@@ -69,6 +77,19 @@ class OwnedHit:
     """Content words of the hit's text within its first ``budget_tokens`` tokens (what can carry)."""
 
 
+@dataclass(frozen=True)
+class AuditSentence:
+    """What the audit keeps of the one message sampled from a stored session: words, never text."""
+
+    ask: tuple[str, ...]
+    """Content words (casefolded, unstemmed) that ask, in a seeded order: a seeded half of the message's,
+    at most :data:`MAX_ASK_WORDS`."""
+    rest: frozenset[str]
+    """Stems of the message's other content words: a hit that finds the session must carry half of them."""
+    participants: tuple[str, ...]
+    """The session's participants (who may be the asker: a memory may show a session only to them)."""
+
+
 @dataclass
 class MessageLedger:
     """The runner's own record of one scenario's messages: ids, times, content words."""
@@ -79,9 +100,10 @@ class MessageLedger:
     time_of: dict[str, str] = field(default_factory=dict)
     """Message id -> its timestamp; session id -> the session's time."""
     session_of: dict[str, str] = field(default_factory=dict)
-    sentences: dict[str, tuple[str, str, frozenset[str]]] = field(default_factory=dict)
-    """Session id -> (audit query: the first half of the content words of one sampled message, in
-    order; who asks it: the message's author; the stems of the other half, which a hit must carry)."""
+    sentences: dict[str, AuditSentence] = field(default_factory=dict)
+    """Session id -> the words of its one sampled message (the audit probe's material)."""
+    questions: list[str] = field(default_factory=list)
+    """The scenario's probe questions so far, in first-asked order (the audit probes' frames)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
     item_words: dict[tuple[str, str, bytes], frozenset[str]] = field(default_factory=dict)
@@ -102,19 +124,59 @@ class MessageLedger:
         if sentence is not None:
             self.sentences[sid] = sentence
 
-    def _sample_sentence(self, session, marker: str | None) -> tuple[str, str, frozenset[str]] | None:
+    def _sample_sentence(self, session, marker: str | None) -> AuditSentence | None:
         candidates = []
         for m in session.messages:
+            if getattr(m, "scope", "shared") == "private":
+                continue  # asked by a real probe's asker, who need not be the author
             text = m.text.replace(marker, " ") if marker else m.text
             terms = list(dict.fromkeys(content_terms(text)))
             if len(terms) >= MIN_SENTENCE_WORDS:
-                # The first half of its content words asks; the second half must come back: an
-                # echo of the query proves nothing. Words only: the runner keeps no transcript text.
-                half = (len(terms) + 1) // 2
-                candidates.append((" ".join(terms[:half]), m.author, content_words(" ".join(terms[half:]))))
+                candidates.append(terms)
         if not candidates:
             return None
-        return _rng(self.scenario_id, session.session_id).choice(candidates)
+        rng = _rng(self.scenario_id, session.session_id)
+        terms = rng.choice(candidates)
+        # A seeded half (at most MAX_ASK_WORDS) asks, in a seeded order (no prefix of the message to
+        # match); the rest must come back: an echo of the query proves nothing. Words only: no text.
+        asking = rng.sample(terms, min(MAX_ASK_WORDS, (len(terms) + 1) // 2))
+        rest = content_words(" ".join(t for t in terms if t not in asking))
+        return AuditSentence(tuple(asking), rest, tuple(session.participants or ()))
+
+    def schedule(self, checkpoint_id: str, probes: list[Probe], sessions: list[str],
+                 fallback_time: str) -> list[tuple[str | None, Probe]]:
+        """The checkpoint's Retrieve calls in the order they are asked: ``(None, probe)`` for each
+        real probe (fixture order kept), ``(session id, audit probe)`` for each of ``sessions``
+        (:meth:`to_audit`), at seeded places among them (seeded per scenario and checkpoint).
+
+        An audit probe is phrased like the scenario's own questions (:func:`phrase_like`, a frame
+        seeded per session from :attr:`questions`, which this call extends with ``probes``), and
+        carries the asker and time of a real probe of the checkpoint whose asker took part in the
+        session (else of any; ``fallback_time`` and the first participant when the checkpoint has
+        no probe). Deterministic: the same inputs give the same list.
+        """
+        for probe in probes:
+            if probe.query not in self.questions:
+                self.questions.append(probe.query)
+        frames = [q for q in self.questions if "?" in q and _slots(q)]
+        audit = []
+        for session in sessions:
+            sentence = self.sentences[session]
+            rng = _rng(self.scenario_id, checkpoint_id, session)
+            fitting = [f for f in frames if len(_slots(f)) <= len(sentence.ask)]
+            query = phrase_like(rng.choice(fitting), list(sentence.ask), rng) if fitting else \
+                " ".join(sentence.ask).capitalize() + "?"
+            peers = [p for p in probes if p.asked_by in sentence.participants] or list(probes)
+            like = rng.choice(peers) if peers else None
+            asker = like.asked_by if like else (sentence.participants or ("harness",))[0]
+            audit.append((session, Probe(probe_id=f"audit-{session}", asked_by=asker, query=query,
+                                         asked_at=like.asked_at if like else fallback_time)))
+        rng = _rng(self.scenario_id, checkpoint_id, "order")
+        rng.shuffle(audit)
+        total = len(probes) + len(audit)
+        places = set(rng.sample(range(total), len(audit)))
+        real, extra = iter(probes), iter(audit)
+        return [next(extra) if i in places else (None, next(real)) for i in range(total)]
 
     def own(self, hits: Iterable, budget_tokens: int, encoding: str) -> list[OwnedHit]:
         """``hits`` (rank order) with carried provenance and runner-owned time."""
@@ -164,6 +226,51 @@ class MessageLedger:
 def _rng(*parts: str) -> random.Random:
     digest = hashlib.sha256("\x1f".join(("drift-audit-v1", *parts)).encode("utf-8")).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _slots(question: str) -> list[tuple[int, int]]:
+    """(start, end) of each run of content words in ``question``: words not in STOPWORDS, of two
+    characters or more, joined by spaces or by punctuation inside a name ("docs.acme.test",
+    "user's passport renewal"); a comma, colon or sentence end between two words ends a run."""
+    runs: list[tuple[int, int]] = []
+    previous = None
+    for token in _TOKEN.finditer(question):
+        word = token.group().casefold().replace("\u2019", "'")
+        word = word[:-2] if word.endswith("'s") else word
+        if len(word) < 2 or word in STOPWORDS:
+            previous = None
+            continue
+        between = question[previous.end():token.start()] if previous is not None else ""
+        if previous is not None and not (between.strip() and any(c.isspace() for c in between)):
+            runs[-1] = (runs[-1][0], token.end())
+        else:
+            runs.append((token.start(), token.end()))
+        previous = token
+    return runs
+
+
+def phrase_like(frame: str, words: list[str], rng: random.Random) -> str:
+    """``words`` put in the content-word slots of ``frame`` (one of the corpus's own questions).
+
+    Each run of content words of the frame (:func:`_slots`) takes a seeded, non-empty group of
+    ``words`` in their order; the frame's function words and punctuation stay, so the query has the
+    shape of the corpus's probes. ``words`` must be at least as many as the frame's slots (the
+    caller picks a frame that fits). Returns the query, its first letter capitalised as the frame's.
+    """
+    slots = _slots(frame)
+    if not slots or len(words) < len(slots):
+        raise ValueError(f"{len(words)} words cannot fill the {len(slots)} content slots of {frame!r}")
+    cuts = sorted(rng.sample(range(1, len(words)), len(slots) - 1))
+    groups = [words[a:b] for a, b in zip([0, *cuts], [*cuts, len(words)])]
+    out, at = [], 0
+    for (start, end), group in zip(slots, groups):
+        out += [frame[at:start], " ".join(group)]
+        at = end
+    query = "".join(out) + frame[at:]
+    return query[:1].upper() + query[1:] if frame[:1].isupper() else query
+
+
+_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 
 
 def _instant(value: str):
@@ -217,26 +324,25 @@ def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     return missing, unbacked
 
 
-def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe_hits: list, k: int,
-                     budget_tokens: int, encoding: str, sessions: list[str], asked_at: str,
-                     marker_held: Iterable[str] | None = None) -> dict:
+def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
+                     asked: Mapping[str, list[OwnedHit]], marker_held: Iterable[str] | None = None) -> dict:
     """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
 
-    ``items``: its Snapshot (objects with ``item_id``, ``text``, ``source_ids``); ``probe_hits``:
-    the hits its probes returned at this checkpoint; ``sessions``: the sessions to probe, the
-    same for every system (:meth:`MessageLedger.to_audit`, called once per checkpoint). Asks
-    Retrieve once per session, at ``asked_at``. Returns ``{"hits_checked", "probed", "found",
+    ``label``: the system's; ``items``: its Snapshot (objects with ``item_id``, ``text``,
+    ``source_ids``); ``probe_hits``: the hits its probes returned at this checkpoint; ``asked``:
+    session id -> the hits (:meth:`MessageLedger.own`) its audit probe returned, for the sessions
+    it was asked about (:meth:`MessageLedger.schedule`: the same for every system, asked among
+    the checkpoint's probes). Pure: asks nothing. Returns ``{"hits_checked", "probed", "found",
     "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
-    Raises what ``system.retrieve`` raises (the runner records it as that system's fault).
 
     ``marker_held``: for a system without Snapshot, the sessions its marker probes found
     (``items`` then empty): the sentence probes check that story instead (a session whose content
     comes back but whose marker does not is a mismatch); hits are not checked against items.
     """
-    view = _snapshot_view(items, ledger, system.label)
+    view = _snapshot_view(items, ledger, label)
     # "Holds" is what selectivity counts as stored: an item citing the session that carries one of its
     # messages; a session cited only by shards that carry nothing would look unstored yet back every hit.
-    held = ledger.carried_sessions(system.label, items) if marker_held is None else set(marker_held)
+    held = ledger.carried_sessions(label, items) if marker_held is None else set(marker_held)
     unsupported, unbacked, checked = [], [], 0
     for hit in (probe_hits if marker_held is None else ()):
         checked += 1
@@ -246,12 +352,9 @@ def audit_checkpoint(system, namespace: str, ledger: MessageLedger, items, probe
         elif bad_text:
             unbacked.append(hit.text[:60])
     probed, found, hidden = [], [], []
-    for session in sessions:
-        sentence, asker, rest = ledger.sentences[session]
-        probe = Probe(probe_id=f"audit-{session}", asked_by=asker, query=sentence, asked_at=asked_at)
-        hits = system.retrieve(namespace, probe, k).hits[:k]
+    for session in sorted(asked, key=ledger.order.index):
+        owned, rest = asked[session], ledger.sentences[session].rest
         probed.append(session)
-        owned = ledger.own(hits, budget_tokens, encoding)
         if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
                and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
             found.append(session)

@@ -146,8 +146,8 @@ class _ScenarioState:
 
 class _RetrievedOneByOne:
     """``system`` whose every Retrieve goes through :meth:`_Scenario.retrying` on its own: the
-    state audit and the findability check make many, and retrying the whole batch would meet a
-    fresh transient failure on each pass."""
+    findability check makes several, and retrying the whole batch would meet a fresh transient
+    failure on each pass (the state audit's probes are single calls among the real probes)."""
 
     def __init__(self, run: "_Scenario", system, where: str, call: str) -> None:
         self._run, self._system, self._where, self._call = run, system, where, call
@@ -578,6 +578,78 @@ def _failed_probe(system, run: _Scenario, line: CheckpointLine, probe: Probe) ->
             "usage": None, "violations": [], "error": run.failed[system.label]}
 
 
+def _answer_probe(system, probe: Probe, line: CheckpointLine, run: _Scenario, config: RunConfig, namespace: str,
+                  state: _ScenarioState, seen_hits: dict[str, list], hits_seen: dict[str, int]) -> None:
+    """Ask ``system`` one probe of the checkpoint, read its context and write the ``probe`` record
+    (an error record when the system has failed); its hits go to ``seen_hits`` for the state audit."""
+    writer = run.writer
+    if system.label in run.failed:
+        writer.write(_failed_probe(system, run, line, probe))
+        return
+
+    def ask(s=system):
+        outcome = s.retrieve(namespace, probe, config.k)
+        check_reply(outcome, state)
+        return outcome
+
+    outcome = run.call(system, f"scenario {run.scenario}, probe {probe.probe_id}", "Retrieve", ask)
+    if outcome is None:
+        writer.write(_failed_probe(system, run, line, probe))
+        return
+    # Carried provenance and runner-owned time: the reader dates a hit by what it carries.
+    retrieved = state.ledger.own(outcome.hits[: config.k], config.budget_tokens, config.encoding)
+    seen_hits.setdefault(system.label, []).extend(retrieved)
+    hits_seen[system.label] = hits_seen.get(system.label, 0) + len(retrieved)
+    started = time.perf_counter()
+    # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
+    offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
+    context = build_context(offered, config.budget_tokens, config.encoding)
+    answer_call = None
+    if config.answerer is None:
+        answer = answer_probe(probe, context)
+        reader_ms = (time.perf_counter() - started) * 1000.0
+    else:
+        # An LLM error here (spent budget, rate limit) is no system's fault: it stops
+        # the run (the scenario has no scenario_done record, so --resume redoes it).
+        answer, answer_call = config.answerer.answer(probe, context, run.repeat)
+        reader_ms = answer_call["ttft_ms"]  # DRIFT §7.8: TTFRT counts to the first token
+    del offered
+    violations = contract_violations(outcome, config.k)
+    # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
+    # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
+    breaches = scope_breaches(retrieved, probe.asked_by, state.private_of, state.ledger.words_of)
+    record = {
+        "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
+        "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
+        "query": probe.query, "answer": answer, "provenance": system.provenance,
+        # Buffer messages past the budget never reached the reader: not recorded (records stay small).
+        "hits": [_hit_record(h, h.rank > len(retrieved), state.covers,
+                             retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
+                 for h in context if h.in_budget or h.rank <= len(retrieved)],
+        "hits_returned": len(outcome.hits),
+        "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
+        "reader_latency_ms": round(reader_ms, 3),
+        "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
+        "usage": outcome.usage, "violations": violations, "error": None,
+    }
+    if breaches:
+        record["scope_breaches"] = breaches
+    if answer_call is not None:
+        record["closed"] = bool(probe.options or probe.choices)
+        record["answer_call"] = answer_call
+    writer.write(record)
+
+
+def _auditable(system, held: dict | None, state: _ScenarioState) -> bool:
+    """Whether the state audit probes ``system`` at this checkpoint: one with a Snapshot (not the
+    harness-side oracle, which answers gold probes only), or one without, which is marker-probed."""
+    if held is None:
+        return False
+    if held["method"] == "snapshot":
+        return system.isolation.get("mode") != "harness"
+    return held["method"] is None and bool(state.markers)
+
+
 def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespace: str,
                 state: _ScenarioState) -> None:
     where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
@@ -594,64 +666,24 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                         lambda s=system: _memory_state(s, namespace, state, config, where))
         if held is not None:
             memory[system.label] = held
-    for probe in line.probes:
-        for system in run.systems:
-            if system.label in run.failed:
-                writer.write(_failed_probe(system, run, line, probe))
-                continue
-
-            def ask(s=system):
-                outcome = s.retrieve(namespace, probe, config.k)
-                check_reply(outcome, state)
-                return outcome
-
-            outcome = run.call(system, f"scenario {run.scenario}, probe {probe.probe_id}", "Retrieve", ask)
-            if outcome is None:
-                writer.write(_failed_probe(system, run, line, probe))
-                continue
-            # Carried provenance and runner-owned time: the reader dates a hit by what it carries.
-            retrieved = state.ledger.own(outcome.hits[: config.k], config.budget_tokens, config.encoding)
-            seen_hits.setdefault(system.label, []).extend(retrieved)
-            hits_seen[system.label] = hits_seen.get(system.label, 0) + len(retrieved)
-            started = time.perf_counter()
-            # soft:K: the buffer comes after the retrieved hits, so it only fills budget they leave.
-            offered = retrieved if state.buffer is None else [*retrieved, *buffer_hits(state.buffer, probe.asked_by)]
-            context = build_context(offered, config.budget_tokens, config.encoding)
-            answer_call = None
-            if config.answerer is None:
-                answer = answer_probe(probe, context)
-                reader_ms = (time.perf_counter() - started) * 1000.0
-            else:
-                # An LLM error here (spent budget, rate limit) is no system's fault: it stops
-                # the run (the scenario has no scenario_done record, so --resume redoes it).
-                answer, answer_call = config.answerer.answer(probe, context, run.repeat)
-                reader_ms = answer_call["ttft_ms"]  # DRIFT §7.8: TTFRT counts to the first token
-            del offered
-            violations = contract_violations(outcome, config.k)
-            # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
-            # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
-            breaches = scope_breaches(retrieved, probe.asked_by, state.private_of, state.ledger.words_of)
-            record = {
-                "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
-                "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
-                "query": probe.query, "answer": answer, "provenance": system.provenance,
-                # Buffer messages past the budget never reached the reader: not recorded (records stay small).
-                "hits": [_hit_record(h, h.rank > len(retrieved), state.covers,
-                                     retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
-                         for h in context if h.in_budget or h.rank <= len(retrieved)],
-                "hits_returned": len(outcome.hits),
-                "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
-                "reader_latency_ms": round(reader_ms, 3),
-                "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
-                "usage": outcome.usage, "violations": violations, "error": None,
-            }
-            if breaches:
-                record["scope_breaches"] = breaches
-            if answer_call is not None:
-                record["closed"] = bool(probe.options or probe.choices)
-                record["answer_call"] = answer_call
-            writer.write(record)
     audited = state.ledger.to_audit(line.checkpoint_id)  # one list for every system
+    # The state audit's probes are asked among the real ones, phrased like them, with their askers and
+    # times, in a seeded order: an adapter that cannot tell them apart cannot answer them differently.
+    schedule = state.ledger.schedule(line.checkpoint_id, line.probes, audited, state.last_time)
+    auditable = {s.label for s in run.systems if _auditable(s, memory.get(s.label), state)}
+    asked: dict[str, dict[str, list]] = {label: {} for label in auditable}
+    for session, probe in schedule:
+        if session is None:
+            for system in run.systems:
+                _answer_probe(system, probe, line, run, config, namespace, state, seen_hits, hits_seen)
+            continue
+        for system in run.live():
+            if system.label in auditable:
+                outcome = run.call(system, where, "Retrieve (state audit)",
+                                   lambda s=system, p=probe: s.retrieve(namespace, p, config.k))
+                if outcome is not None:
+                    asked[system.label][session] = state.ledger.own(outcome.hits[: config.k], config.budget_tokens,
+                                                                    config.encoding)
     for system in run.systems:
         base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
@@ -663,25 +695,16 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
             held = None if stored is None else {**held, "method": "marker_probe", "stored_sessions": stored}
             memory[system.label] = held
         items = held.pop("_items", None) if held is not None else None
-        if items is not None and system.label not in run.failed and system.isolation.get("mode") != "harness":
-            audit = run.call(system, where, "Retrieve (state audit)",
-                             lambda s=system: audit_checkpoint(_RetrievedOneByOne(run, s, where,
-                                                                                  "Retrieve (state audit)"),
-                                                               namespace, state.ledger, items,
-                                                               seen_hits.get(s.label, []), config.k,
-                                                               config.budget_tokens, config.encoding,
-                                                               audited, state.last_time), retry=False)
-            if audit is not None:
-                held = {**held, "audit": audit}
-        elif held is not None and held["method"] == "marker_probe" and system.label not in run.failed:
-            # No Snapshot: markers can be recognised, so the sentence probes check what they say.
-            audit = run.call(system, where, "Retrieve (state audit)",
-                             lambda s=system, h=held: audit_checkpoint(
-                                 _RetrievedOneByOne(run, s, where, "Retrieve (state audit)"), namespace, state.ledger,
-                                 [], [], config.k, config.budget_tokens, config.encoding, audited, state.last_time,
-                                 h["stored_sessions"]), retry=False)
-            if audit is not None:
-                held = {**held, "audit": audit}
+        if held is not None and system.label in auditable and system.label not in run.failed:
+            marker_held = held["stored_sessions"] if held["method"] == "marker_probe" else None
+            audit = audit_checkpoint(system.label, state.ledger, items or [], seen_hits.get(system.label, []),
+                                     asked[system.label], marker_held)
+            held = {**held, "audit": audit}
+            if marker_held is not None:
+                # No Snapshot: markers can be recognised, so they alone never decide. A session whose
+                # disguised probe brings its content back is stored whatever its marker did (and, the
+                # marker withheld, a finding: the system is then scored on the audit's probes alone).
+                held["stored_sessions"] = sorted(set(marker_held) | set(audit["found"]))
         if held is None or system.label in run.failed:
             writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
                           "error": run.failed.get(system.label, "no memory state")})

@@ -483,7 +483,8 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                                            "probed, a session counts as stored when Retrieve of its sampled "
                                            "sentence returns a hit carrying it" if methods == {"audit"}
                                       else "marker probing (adapter has no Snapshot): a session counts as stored "
-                                           "when Retrieve of its marker returns it")
+                                           "when Retrieve of its marker returns it, or the state audit's question "
+                                           "about one of its messages (asked among the real probes) brings it back")
     for horizon in (None, *horizons):
         tag = "selectivity" if horizon is None else f"selectivity.{horizon}"
         last: dict[str, Mapping] = {}

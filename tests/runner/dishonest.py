@@ -14,7 +14,7 @@ from pathlib import Path
 from conformance.answer.reader import ContextHit, answer_probe
 from conformance.contract.corpus import iter_fixture, session_index, validate_selection
 from conformance.contract.fixture import CheckpointLine
-from conformance.provenance import budget_cut, carried_ids, content_words
+from conformance.provenance import STOPWORDS, budget_cut, carried_ids, content_words
 from conformance.runner.records import read_records
 from conformance.scoring import build_probe_rows, score_system
 from conformance.scoring.rows import normalize_answer
@@ -130,6 +130,42 @@ class DodgesMarkers(Overlap):
             sessions = {mid: sid for mid, sid, _, _ in self.docs[namespace]}
             hits = [h for h in hits if sessions[h.source_ids[0]] in self.signal]
         return hits
+
+
+MARKER = re.compile(r"[A-Z]{2}\d{4}")
+
+
+class DodgesAudits(DodgesMarkers):
+    """DodgesMarkers, and it returns nothing to whatever it takes for the state audit's sentence
+    probes (bench/attacks/audit_dodge), so no sentence of a session whose marker it withheld comes back:
+
+    - by shape: no question mark and no function word (the audit asked bare content words);
+    - by position: anything asked after a marker probe, until the next Store (the audit came as a
+      batch after the markers);
+    - by time: anything asked at another time than the first query after a Store (the audit asked
+      at the last session's time, the real probes an hour later)."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label, signal)
+        self.after_marker: dict[str, bool] = {}
+        self.first_time: dict[str, str | None] = {}
+
+    def store(self, namespace, session):
+        self.after_marker[namespace], self.first_time[namespace] = False, None
+        return super().store(namespace, session)
+
+    def hits(self, namespace, probe, k):
+        query = probe.query.strip()
+        if MARKER.fullmatch(query):
+            self.after_marker[namespace] = True
+            return super().hits(namespace, probe, k)
+        if self.first_time.get(namespace) is None:
+            self.first_time[namespace] = probe.asked_at
+        words = re.findall(r"[^\W_]+(?:'[^\W_]+)*", query.casefold())
+        shaped = "?" not in query and not any(w in STOPWORDS for w in words)
+        if shaped or self.after_marker.get(namespace) or probe.asked_at != self.first_time[namespace]:
+            return []
+        return super().hits(namespace, probe, k)
 
 
 class VocabularySnapshot(Overlap):

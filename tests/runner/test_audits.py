@@ -4,13 +4,16 @@ and now carries a finding in result.json and scores no better than the honest me
 - understated Snapshot: answers like the honest memory, shows one token per "signal" session;
 - uncarried provenance: every hit cites every stored message;
 - a packed hit: one hit holds every message, far past the budget;
-- fabricated times: stores nothing, echoes the query dated "now".
+- fabricated times: stores nothing, echoes the query dated "now";
+- a memory without Snapshot that withholds markers, and the audit's sentence probes it tells by
+  their shape, position or time.
 
 Every system runs in process (``open_systems`` replaced), on two short scenarios.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -112,6 +115,62 @@ def test_a_memory_without_snapshot_that_dodges_markers_is_caught(tmp_path, monke
     assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
     assert doc.systems["dodges"].measurement["selectivity"].startswith("state audit")
     assert no_better(doc, "dodges", "honest", "selectivity")
+
+
+def test_a_memory_that_tells_the_audit_probes_by_shape_position_or_time_is_caught(tmp_path, monkeypatch):
+    """bench/attacks/audit_dodge: the audit asked bare content words, in a batch after the marker
+    probes, at another time than the real probes; a memory that withheld both markers and sentences
+    of noise sessions passed the audit with marker selectivity. Now they read like the checkpoint's
+    questions and are asked among them, so its figure comes from what it really returns."""
+    signal = dishonest.signal_sessions(SCENARIOS)
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.DodgesAudits("dodges-audit", signal))
+    assert value(doc, "dodges-audit", "accuracy") == value(doc, "honest", "accuracy")
+    audit = doc.systems["dodges-audit"].state_audit
+    assert audit.sentences_found > 0.9 * audit.sentences_probed
+    assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
+    assert doc.systems["dodges-audit"].measurement["selectivity"].startswith("state audit")
+    assert value(doc, "dodges-audit", "selectivity") == pytest.approx(value(doc, "honest", "selectivity"), abs=0.02)
+
+
+def scheduled(scenario: str):
+    """(checkpoint's real probes, its schedule) for each checkpoint of a committed fixture."""
+    from conformance.contract.corpus import iter_fixture
+    from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
+    from conformance.runner.audit import MessageLedger
+
+    ledger, markers, out = MessageLedger(scenario_id=scenario), {}, []
+    for line in iter_fixture(REPO / "fixtures" / f"{scenario}.jsonl"):
+        if isinstance(line, HeaderLine):
+            markers = dict(line.markers or {})
+        elif isinstance(line, SessionLine):
+            ledger.add_session(line, markers.get(line.session_id))
+        elif isinstance(line, CheckpointLine):
+            audited = ledger.to_audit(line.checkpoint_id)
+            out.append((line.probes, ledger.schedule(line.checkpoint_id, line.probes, audited, "2000-01-01T00:00:00Z")))
+    return out
+
+
+def test_audit_probes_read_like_the_scenario_questions_and_sit_among_them():
+    sys.path.insert(0, str(REPO / "bench" / "attacks"))
+    from _base import looks_like_audit
+
+    first_places, frames = set(), set()
+    for scenario in SCENARIOS:
+        checkpoints = scheduled(scenario)
+        assert checkpoints == scheduled(scenario)  # seeded: the same every run
+        for probes, schedule in checkpoints:
+            assert [p for s, p in schedule if s is None] == list(probes)  # the real ones, in fixture order
+            audit = [(i, p) for i, (s, p) in enumerate(schedule) if s is not None]
+            assert audit
+            first_places.add(audit[0][0])
+            real = {(p.asked_by, p.asked_at) for p in probes}
+            for _, probe in audit:
+                assert not looks_like_audit(probe.query)
+                assert probe.query.endswith("?") and probe.query[0].isupper()
+                assert (probe.asked_by, probe.asked_at) in real
+                frames.add(re.sub(r"[a-z0-9]", "", probe.query))
+    assert len(first_places) > 1  # not always after the real probes, nor always first
+    assert len(frames) > 5  # many frames, not one phrase to match
 
 
 def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
