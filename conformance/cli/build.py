@@ -12,17 +12,16 @@ import time
 
 import click
 
+from conformance.cli.common import Command, err
 
-@click.command("build")
+
+@click.command("build", cls=Command)
 @click.argument("name", metavar="NAME|PATH")
 @click.option("--tag", default="latest", show_default=True, help="Image tag: drift-adapter-NAME:TAG.")
 @click.option("--force", is_flag=True, help="Build even when an image with the same inputs exists.")
 @click.option("--quiet", is_flag=True, help="No build steps on stderr.")
 def build_cmd(name, tag, force, quiet):
     """Build the container image of an adapter (from its folder's Dockerfile)."""
-    from conformance.cli import _err, _errors_exit_2
-
-    @_errors_exit_2
     def run():
         from conformance.backend.images import connect, ensure_image
         from conformance.backend.manifest import load_manifest
@@ -31,7 +30,7 @@ def build_cmd(name, tag, force, quiet):
         folder = resolve_adapter_folder(name)
         manifest = load_manifest(folder)
         client = connect()  # prerequisites first: the SDK imports and an engine answers
-        log = (lambda msg: None) if quiet else (lambda msg: _err.print(f"[dim]{msg}[/dim]", highlight=False))
+        log = (lambda msg: None) if quiet else (lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
         started = time.monotonic()
         try:
             image = ensure_image(client, folder, manifest, tag, log=log, force=force)
