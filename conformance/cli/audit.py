@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli.common import Command, LazyGroup
+from conformance.cli.common import LazyGroup
 
 
 @click.group("audit", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

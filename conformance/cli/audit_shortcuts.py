@@ -25,7 +25,6 @@ def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
     path.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-
 @click.command("audit-shortcuts", cls=Command)
 @click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))

@@ -22,22 +22,19 @@ from conformance.cli.common import Command, err
 @click.option("--quiet", is_flag=True, help="No build steps on stderr.")
 def build_cmd(name, tag, force, quiet):
     """Build the container image of an adapter (from its folder's Dockerfile)."""
-    def run():
-        from conformance.backend.images import connect, ensure_image
-        from conformance.backend.manifest import load_manifest
-        from conformance.runner.systems import resolve_adapter_folder
+    from conformance.backend.images import connect, ensure_image
+    from conformance.backend.manifest import load_manifest
+    from conformance.runner.systems import resolve_adapter_folder
 
-        folder = resolve_adapter_folder(name)
-        manifest = load_manifest(folder)
-        client = connect()  # prerequisites first: the SDK imports and an engine answers
-        log = (lambda msg: None) if quiet else (lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
-        started = time.monotonic()
-        try:
-            image = ensure_image(client, folder, manifest, tag, log=log, force=force)
-        finally:
-            client.close()
-        how = (f"built in {image.build_seconds:.1f} s" + (" (wheels built on the host)" if image.wheelhouse else "")
-               if image.built_now else f"up to date ({time.monotonic() - started:.1f} s)")
-        click.echo(f"{image.name} {image.image_id[7:19]} inputs {image.inputs_sha256[:12]}: {how}")
-
-    run()
+    folder = resolve_adapter_folder(name)
+    manifest = load_manifest(folder)
+    client = connect()  # prerequisites first: the SDK imports and an engine answers
+    log = (lambda msg: None) if quiet else (lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
+    started = time.monotonic()
+    try:
+        image = ensure_image(client, folder, manifest, tag, log=log, force=force)
+    finally:
+        client.close()
+    how = (f"built in {image.build_seconds:.1f} s" + (" (wheels built on the host)" if image.wheelhouse else "")
+           if image.built_now else f"up to date ({time.monotonic() - started:.1f} s)")
+    click.echo(f"{image.name} {image.image_id[7:19]} inputs {image.inputs_sha256[:12]}: {how}")

@@ -111,7 +111,6 @@ from conformance.contract.limits import (
     read_bounded,
     too_deep,
 )
-from conformance.errors import DriftError
 from conformance.importers.locomo import horizon_for, parse_session_time, rfc3339, sanitise_id
 from conformance.importers.quality import MAX_ANSWER_CHARS, QUALITY_KINDS, garbled_reason, gold_quality
 from conformance.importers.report import (

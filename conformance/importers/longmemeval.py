@@ -86,7 +86,6 @@ from conformance.contract.limits import (
     MiB,
     human,
 )
-from conformance.errors import DriftError
 from conformance.importers.locomo import (
     EARLIEST,
     LATEST,
