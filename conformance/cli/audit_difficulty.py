@@ -6,13 +6,11 @@ from pathlib import Path
 
 import click
 
-from conformance import paths
-from conformance.cli.common import Command, Failure
+from conformance.cli.common import Command, corpus_folders, corpus_options
 
 
 @click.command("audit-difficulty", cls=Command)
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@corpus_options
 @click.option("--split", multiple=True, metavar="NAME", help="Audit only this split.")
 @click.option("--include-holdout", is_flag=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -26,10 +24,7 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
     from conformance.runner.job import run_job
     from conformance.runner.run import Selection
 
-    if (fixtures_dir is None) != (gold_dir is None):
-        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
-    fixtures_dir = fixtures_dir or paths.fixtures_dir()
-    gold_dir = gold_dir or paths.gold_dir()
+    fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
     doc = run_job(["recent", "keyword"], fixtures_dir, gold_dir, records_dir=records_dir,
                   selection=Selection(splits=tuple(split), include_holdout=include_holdout))
     result = audit({name: rows for name, rows in doc._rows.items() if name != "oracle"})

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conformance import paths
-from conformance.cli.common import Command, Failure
+from conformance.cli.common import Command, Failure, corpus_folders, corpus_options
 
 
 def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
@@ -26,8 +26,7 @@ def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
 
 
 @click.command("audit-shortcuts", cls=Command)
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@corpus_options
 @click.option("--split", multiple=True, metavar="NAME", help="Audit only this split.")
 @click.option("--include-holdout", is_flag=True)
 @click.option("--train-seed", default=None, type=int, help="Seed of the classifier's training corpus [default: 7].")
@@ -49,10 +48,7 @@ def audit_shortcuts(fixtures_dir, gold_dir, split, include_holdout, train_seed, 
     from conformance.world.generator import build_scenario
     from conformance.world.scenario import load_scenarios
 
-    if (fixtures_dir is None) != (gold_dir is None):
-        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
-    fixtures_dir = fixtures_dir or paths.fixtures_dir()
-    gold_dir = gold_dir or paths.gold_dir()
+    fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
     try:
         import sklearn  # noqa: F401
     except ImportError:

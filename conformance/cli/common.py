@@ -136,3 +136,23 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         return guarded(super().invoke, ctx)
 
+
+
+def corpus_options(fn):
+    """``--fixtures DIR --gold DIR`` of a command that reads or writes a corpus (no help text:
+    the command's docstring says what the folders are for)."""
+    from pathlib import Path
+
+    fn = click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))(fn)
+    return click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))(fn)
+
+
+def corpus_folders(fixtures_dir, gold_dir):
+    """``(fixtures_dir, gold_dir)`` from ``--fixtures``/``--gold``: both, or the committed corpus
+    for neither. Raises Failure for one without the other."""
+    from conformance import paths
+
+    if (fixtures_dir is None) != (gold_dir is None):
+        # Edited fixtures scored against the committed gold would be judged by the wrong truth.
+        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
+    return fixtures_dir or paths.fixtures_dir(), gold_dir or paths.gold_dir()

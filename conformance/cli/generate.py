@@ -7,12 +7,11 @@ from pathlib import Path
 import click
 
 from conformance import paths
-from conformance.cli.common import Command, Failure
+from conformance.cli.common import Command, Failure, corpus_options
 
 
 @click.command("generate", cls=Command)
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@corpus_options
 @click.option("--seed", default=42, show_default=True, type=int)
 @click.option("--check", is_flag=True,
               help="Generate into a scratch folder and exit 2 when the corpus differs from it by a byte.")

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from conformance import paths
-from conformance.cli.common import COMMANDS, Failure, LazyGroup, err
+from conformance.cli.common import COMMANDS, Failure, LazyGroup, corpus_folders, err
 
 
 class _GateType(click.ParamType):
@@ -136,11 +136,7 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     from conformance.runner.job import scored_anything
     from conformance.runner.run import RunConfig, Selection
 
-    if (fixtures is None) != (gold is None):
-        # Edited fixtures scored against the committed gold would be judged by the wrong truth.
-        raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
-    fixtures_dir = fixtures or paths.fixtures_dir()
-    gold_dir = gold or paths.gold_dir()
+    fixtures_dir, gold_dir = corpus_folders(fixtures, gold)
     selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
                           splits=tuple(split), include_holdout=include_holdout)
     adapters = list(adapter) or ["keyword"]

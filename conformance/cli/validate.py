@@ -7,12 +7,11 @@ from pathlib import Path
 import click
 
 from conformance import paths
-from conformance.cli.common import Command, Failure
+from conformance.cli.common import Command, Failure, corpus_options
 
 
 @click.command("validate", cls=Command)
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path))
+@corpus_options
 @click.option("--scenario-file", "scenario_files", multiple=True, metavar="FILE",
               type=click.Path(dir_okay=False, path_type=Path),
               help="Validate your own scenario YAML (repeatable): every field, and that it generates a corpus "
