@@ -91,3 +91,14 @@ def test_a_crash_in_a_subcommand_exits_2(tmp_path):
     proc = cli(patch, "report", "r.json", "--html", "r.html", cwd=tmp_path)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr and "a bug in the loader" in proc.stderr, proc.stderr
+
+
+def test_sigterm_during_an_import_exits_130_like_ctrl_c(tmp_path):
+    # Every command shares the hook: an importer, too, unwinds on SIGTERM instead of dying.
+    patch = ("import conformance.importers.report as report\n"
+             "def run_import(*args, **kwargs):\n    os.kill(os.getpid(), signal.SIGTERM)\n    time.sleep(30)\n"
+             "report.run_import = run_import\n")
+    (tmp_path / "lme.json").write_text("[]")
+    proc = cli(patch, "import", "longmemeval", "lme.json", "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "interrupted" in proc.stderr, proc.stderr
