@@ -34,7 +34,7 @@ for adapter in $ADAPTERS; do adapter_args+=(--adapter "$adapter"); done
 # In a checkout of drift-conformance itself, gate the checkout's corpus, not the copy an
 # installed package carries (pip install . would otherwise score the corpus it was built with).
 corpus_args=()
-if [ -f conformance/cli.py ] && [ -d fixtures ] && [ -d gold ]; then
+if [ -f conformance/cli/__init__.py ] && [ -d fixtures ] && [ -d gold ]; then
   corpus_args=(--fixtures fixtures --gold gold)
 fi
 

@@ -32,7 +32,7 @@ def test_wheel_carries_adapters_corpus_schemas_and_the_sdk(wheel):
                      "conformance/_data/fixtures/ua-short-001.jsonl", "conformance/_data/gold/ua-short-001.json",
                      "conformance/_data/schema/result.schema.json", "conformance/_data/proto/drift/v1/memory_backend.proto",
                      "conformance/_data/scenarios/ua-baseline-001.yaml", "conformance/_data/fixtures/_ledger.json",
-                     "drift_sdk/v1/memory_backend_pb2.py", "conformance/cli.py"):
+                     "drift_sdk/v1/memory_backend_pb2.py", "conformance/cli/__init__.py"):
         assert required in names, required
     assert not any("shared/datasets" in n or n.endswith("locomo10.json") for n in names)
 

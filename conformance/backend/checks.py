@@ -1,6 +1,6 @@
 """The contract checks an adapter must pass before its scores mean anything.
 
-``drift-conformance check-adapter NAME`` runs them (conformance/backend/check_command.py).
+``drift-conformance check-adapter NAME`` runs them (conformance/cli/check_adapter.py).
 Each check is a plain function over a :class:`Harness`, which wraps a *target*: anything
 with the ``MemoryBackend`` calls (:class:`ClientTarget` for an adapter behind gRPC, as the
 runner starts it; :class:`InProcessTarget` for a ``drift_sdk.Backend`` object in this very

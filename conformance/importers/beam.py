@@ -86,7 +86,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import click
 import ijson
 
 from conformance.contract.corpus import write_fixture, write_gold
@@ -112,7 +111,6 @@ from conformance.contract.limits import (
     read_bounded,
     too_deep,
 )
-from conformance.errors import DriftError
 from conformance.importers.locomo import horizon_for, parse_session_time, rfc3339, sanitise_id
 from conformance.importers.quality import MAX_ANSWER_CHARS, QUALITY_KINDS, garbled_reason, gold_quality
 from conformance.importers.report import (
@@ -122,11 +120,10 @@ from conformance.importers.report import (
     SourceFormatError,
     file_sha256,
     format_report,
-    run_import,
     write_report,
 )
 
-__all__ = ["import_beam", "cli_command", "format_report", "ABILITIES", "RUBRIC_SUBTYPE", "ISSUE_KINDS"]
+__all__ = ["import_beam", "rubric_lines", "format_report", "ABILITIES", "RUBRIC_SUBTYPE", "ISSUE_KINDS"]
 
 SOURCE = "beam"
 ABILITIES = (
@@ -1035,20 +1032,7 @@ def import_beam(path: Path, out_dir: Path) -> ImportReport:
     return report
 
 
-@click.command("beam")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write fixtures/, gold/ and import-report.json into.")
-def cli_command(path: Path, out_dir: Path) -> None:
-    """Import BEAM (a conversation folder, a folder of them, or JSON/JSONL rows): turns as sessions,
-    probing questions as probes, source_chat_ids as evidence; an import report lists bad gold."""
-    from conformance.cli import Failure  # here, not at import: cli.py registers this command
-
-    def rubric_line(report: ImportReport) -> list[str]:
-        n = report.counts.get("rubric_probes")
-        return [f"{n} rubric-graded probes (subtype 'rubric') count only with an answer model and a judge"] if n else []
-
-    try:
-        run_import(import_beam, path, out_dir, extra=rubric_line)
-    except DriftError as exc:
-        raise Failure(str(exc).replace("[", r"\[")) from None
+def rubric_lines(report: ImportReport) -> list[str]:
+    """The import summary's extra line: how many probes only an answer model and a judge can grade."""
+    n = report.counts.get("rubric_probes")
+    return [f"{n} rubric-graded probes (subtype 'rubric') count only with an answer model and a judge"] if n else []

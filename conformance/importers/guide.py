@@ -113,7 +113,6 @@ fixture is streamed: only the current session, the questions and the gold file a
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import json
 import os
@@ -125,7 +124,6 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import click
 from pydantic import BaseModel, ValidationError
 
 from conformance import paths
@@ -156,7 +154,6 @@ from conformance.importers.report import (
     ImportReport,
     SourceFormatError,
     format_report,
-    run_import,
     write_report,
 )
 
@@ -164,7 +161,7 @@ if TYPE_CHECKING:
     from conformance.runner.run import Selection
 
 __all__ = [
-    "import_guide", "export_guide", "import_command", "export_command", "parse_guide_time",
+    "import_guide", "export_guide", "export_selection", "parse_guide_time",
     "ISSUE_KINDS", "MAX_CASE_LINE_BYTES", "EXTRAS_KEY", "GuideExportError", "format_report",
 ]
 
@@ -825,8 +822,8 @@ def import_guide(path: Path | str, out_dir: Path | str) -> ImportReport:
             a pretty-printed case or a JSON array), or nothing at all.
         OSError: the file cannot be read or the output written.
     """
-    # Imported here, not at module level: the scoring package loads numpy, and the CLI
-    # imports this module at start-up to register its commands.
+    # Imported here, not at module level: the scoring package loads numpy, which an export
+    # does not need.
     from conformance.importers.quality import QUALITY_KINDS, gold_quality
 
     path, out_dir = Path(path), Path(out_dir)
@@ -1019,55 +1016,21 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
     return len(fixtures)
 
 
-# ---- command line -----------------------------------------------------------------------
+def export_selection(fixtures_dir: Path | None, gold_dir: Path | None, out_path: Path, selection) -> int:
+    """:func:`export_guide` of the scenarios ``selection`` (a ``runner.run.Selection``) picks
+    from a corpus (default: the packaged one); returns the number of cases written.
 
-def _exit_2(fn):
-    """The CLI's own error handling (suite errors: message, exit 2), looked up at call time:
-    ``conformance.cli`` imports this module to register the commands."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from conformance.cli import _errors_exit_2
-
-        return _errors_exit_2(fn)(*args, **kwargs)
-
-    return wrapper
-
-
-@click.command("guide")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write fixtures/, gold/ and import-report.json into.")
-@_exit_2
-def import_command(path: Path, out_dir: Path) -> None:
-    """Import the comparison guide's JSONL cases (one case per line): sessions, questions,
-    evidence; an import report lists every item it had to change or drop."""
-    run_import(import_guide, path, out_dir, unit="case")
-
-
-@click.command("guide")
-@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Fixture folder (default: the packaged corpus).")
-@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Gold folder (default: the packaged corpus).")
-@click.option("--split", multiple=True, metavar="NAME", help="Export only scenarios of this split, e.g. ci.")
-@click.option("--scenario", multiple=True, metavar="GLOB", help="Export only scenarios matching GLOB.")
-@click.option("--include-holdout", is_flag=True, help="Also export holdout scenarios (never by default).")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="The JSONL file to write (one case per scenario).")
-@_exit_2
-def export_command(fixtures_dir: Path | None, gold_dir: Path | None, split: tuple[str, ...],
-                   scenario: tuple[str, ...], include_holdout: bool, out_path: Path) -> None:
-    """Export scenarios as the comparison guide's JSONL cases (gold answers and evidence
-    included; corpus-only fields in 'drift' objects, so importing the file restores them)."""
-    from conformance.runner.run import Selection, select_fixtures
+    Raises:
+        DriftError: a missing folder, a selection that matches nothing (naming the holdout
+            scenarios it left out), or an unwritable ``out_path``.
+    """
+    from conformance.runner.run import select_fixtures
 
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()
     for folder, what in ((fixtures_dir, "fixture"), (gold_dir, "gold")):
         if not Path(folder).is_dir():
             raise DriftError(f"{what} folder {folder} does not exist")
-    selection = Selection(patterns=tuple(scenario), splits=tuple(split), include_holdout=include_holdout)
     chosen, held_out = select_fixtures(fixtures_dir, selection)
     if not chosen:
         n = len(held_out)
@@ -1075,7 +1038,6 @@ def export_command(fixtures_dir: Path | None, gold_dir: Path | None, split: tupl
             f"{'it' if n == 1 else 'them'})" if held_out else ""
         raise DriftError(f"no scenario of {fixtures_dir} matches the filters{extra}")
     try:
-        written = export_guide(fixtures_dir, gold_dir, out_path, selection)
+        return export_guide(fixtures_dir, gold_dir, out_path, selection)
     except OSError as exc:
         raise DriftError(f"{exc.filename or out_path}: {exc.strerror or exc}") from None
-    click.echo(f"{written} case{'' if written == 1 else 's'} written to {out_path}")

@@ -64,7 +64,6 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import click
 import ijson
 
 from conformance.contract.corpus import write_fixture, write_gold
@@ -87,7 +86,6 @@ from conformance.contract.limits import (
     MiB,
     human,
 )
-from conformance.errors import DriftError
 from conformance.importers.locomo import (
     EARLIEST,
     LATEST,
@@ -105,11 +103,10 @@ from conformance.importers.report import (
     ImportReport,
     SourceFormatError,
     format_report,
-    run_import,
     write_report,
 )
 
-__all__ = ["import_longmemeval", "parse_lme_date", "cli_command", "format_report", "PROBE_TYPES",
+__all__ = ["import_longmemeval", "parse_lme_date", "format_report", "PROBE_TYPES",
            "ISSUE_KINDS", "MAX_INSTANCE_BYTES", "MAX_INSTANCE_VALUES"]
 
 SOURCE = "longmemeval"
@@ -842,19 +839,3 @@ def _convert(record: object, position: int, used_ids: set[str], issues: dict[str
 def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
-
-
-# --------------------------------------------------------------------------- CLI
-
-@click.command("longmemeval")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder to write fixtures/, gold/ and import-report.json into.")
-def cli_command(path: Path, out_dir: Path) -> None:
-    """Import LongMemEval (longmemeval_s/_m/_oracle.json, cleaned too): one scenario per question, streamed."""
-    from conformance.cli import Failure  # the CLI's own error style (exit 2, no traceback)
-
-    try:
-        run_import(import_longmemeval, path, out_dir, unit="instance")
-    except DriftError as exc:
-        raise Failure(str(exc).replace("[", r"\[")) from None

@@ -81,19 +81,19 @@ def file_sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def run_import(do_import, path: Path, out_dir: Path, unit: str = "conversation", extra=None) -> ImportReport:
+def run_import(do_import, path: Path, out_dir: Path, unit: str = "conversation", extra=None,
+               echo=print) -> ImportReport:
     """The body every ``drift-conformance import NAME PATH --out DIR`` shares.
 
     Refuses an ``out_dir`` whose ``fixtures/`` or ``gold/`` already holds files (a stale
     scenario would linger), runs ``do_import(path, out_dir)``, prints :func:`format_report`
-    (then ``extra(report)``'s lines, if given) and the command to run the corpus.
+    (then ``extra(report)``'s lines, if given) and the command to run the corpus, each line
+    through ``echo`` (the CLI passes ``click.echo``).
 
     Raises:
         DriftError: a used output folder, an unreadable file (named), or nothing imported
             (``unit`` names what the dataset is made of, for the message).
     """
-    import click
-
     for sub in ("fixtures", "gold"):
         if (out_dir / sub).is_dir() and any((out_dir / sub).iterdir()):
             raise DriftError(f"{out_dir / sub} is not empty; import into a new folder so no stale scenario lingers")
@@ -101,13 +101,13 @@ def run_import(do_import, path: Path, out_dir: Path, unit: str = "conversation",
         report = do_import(path, out_dir)
     except OSError as exc:
         raise DriftError(f"{exc.filename or path}: {exc.strerror or exc}") from None
-    click.echo(format_report(report))
+    echo(format_report(report))
     for line in extra(report) if extra is not None else ():
-        click.echo(line)
+        echo(line)
     if not report.scenarios:
         raise DriftError(f"{path}: no {unit} could be imported (see {out_dir / REPORT_FILE})")
-    click.echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
-               f"--gold {out_dir / 'gold'}")
+    echo(f"run it: drift-conformance --adapter keyword --fixtures {out_dir / 'fixtures'} "
+         f"--gold {out_dir / 'gold'}")
     return report
 
 

@@ -1,33 +1,16 @@
-"""``drift-conformance report RESULT --html report.html [--markdown report.md]``."""
+"""Reading what the report and the gate are given: a result.json, an audit score (every
+failure a DriftError naming the file), and writing a report file."""
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 
-import click
 from pydantic import ValidationError
 
 from conformance.contract.limits import MAX_RESULT_BYTES, TooLarge, read_bounded
 from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.errors import DriftError
-
-
-def _exit_2(fn):
-    """The CLI's own ``_errors_exit_2``, looked up at call time.
-
-    ``conformance.cli`` imports this module to register the command; importing it back
-    at definition time would be circular.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from conformance.cli import _errors_exit_2
-
-        return _errors_exit_2(fn)(*args, **kwargs)
-
-    return wrapper
 
 
 def _field_path(loc: tuple) -> str:
@@ -81,43 +64,9 @@ def load_audit(path: Path) -> dict:
     return data
 
 
-def _write(path: Path, text: str) -> None:
+def write_report_file(path: Path, text: str) -> None:
+    """Write a rendered report; a DriftError naming the file when it cannot be written."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise DriftError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
-
-
-@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("result", type=click.Path(dir_okay=True, path_type=Path))
-@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-              help="Write a self-contained HTML report (tables, plots as inline SVG) here.")
-@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-              help="Write a GitHub-flavoured Markdown report (tables, no plots) here.")
-@click.option("--audit", "audit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
-              help="Show judge-human agreement from `drift-conformance audit score ... --out PATH`.")
-@_exit_2
-def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, audit_path: Path | None) -> None:
-    """Render a result.json as a readable report.
-
-    \b
-    drift-conformance report result.json --html report.html
-    drift-conformance report result.json --html report.html --markdown report.md
-    """
-    if html_path is None and markdown_path is None:
-        raise click.UsageError("give --html PATH, --markdown PATH or both: where to write the report")
-    doc = load_result(result)
-    audit = load_audit(audit_path) if audit_path is not None else None
-    if audit is not None and audit.get("run_id") != doc.receipt.config.get("run_id"):
-        raise DriftError(f"{audit_path}: the audit is of run {audit.get('run_id')!r}, but {result} is run "
-                         f"{doc.receipt.config.get('run_id')!r}: show an audit with the result it sampled")
-    if html_path is not None:
-        from conformance.report.html import render_html
-
-        _write(html_path, render_html(doc, audit))
-        click.echo(f"wrote {html_path}", err=True)
-    if markdown_path is not None:
-        from conformance.report.markdown import render_markdown
-
-        _write(markdown_path, render_markdown(doc, audit))
-        click.echo(f"wrote {markdown_path}", err=True)

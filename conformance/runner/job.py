@@ -44,7 +44,7 @@ from conformance.scoring.instrument import GENERATED, instrument_checks
 from conformance.scoring.privacy import breach_note, scope_breach_rate
 from conformance.scoring.metrics import FREE_FORM_REASON
 from conformance.scoring.drift import AMNESIAC, REFERENCE, drift_suite, paired_suite
-from conformance.errors import DriftError
+from conformance.errors import DriftError, Interrupted
 
 FREE_FORM_NOTE = ("free-form probes (imported data) have no closed answer domain: answer accuracy needs an "
                   "answer model, so this run scores retrieval only (recall_at_k, recall_all_in_budget)")
@@ -56,6 +56,10 @@ FREE_FORM_EXACT_NOTE = ("free-form probes (imported data): no --judge-model, so 
 
 class JobError(DriftError, RuntimeError):
     """The run could not start or finish; the message says why and what to do."""
+
+
+class JobInterrupted(JobError, Interrupted):
+    """Ctrl-C or SIGTERM stopped the run; the message says how to resume it."""
 
 
 def _load_encoding(name: str) -> None:
@@ -285,7 +289,7 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
             log(stopped)
             summary = None
         except KeyboardInterrupt:
-            raise JobError(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
+            raise JobInterrupted(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
                            f"with --resume {run_id} (and the same options)") from None
     finally:
         close_systems(systems)
@@ -308,7 +312,7 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
         try:
             grading = grade_records(records, gold, llm.judge, seed=seed, out_dir=records_path.parent, log=log)
         except KeyboardInterrupt:
-            raise JobError(f"interrupted while judging; adapters stopped; records and verdicts so far are kept in "
+            raise JobInterrupted(f"interrupted while judging; adapters stopped; records and verdicts so far are kept in "
                            f"{records_path.parent}; continue with --resume {run_id} (and the same options): "
                            "cached answers and verdicts cost nothing") from None
         for record in records:

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from conformance.backend.checks import (CHECKS, ClientTarget, InProcessTarget, Harness, check_k_honoured,
                                         made_up_words, run_checks, synthetic_corpus)
-from conformance.backend.check_command import check_adapter_cmd
+from conformance.cli.check_adapter import check_adapter_cmd
 from conformance.backend.client import BackendCallError, BackendClient, Deadlines
 from conformance.backend.manifest import CHECK_NAMES, ManifestError, load_manifest
 from conformance.paths import adapters_dir

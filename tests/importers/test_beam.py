@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from conformance.contract.corpus import iter_fixture, read_gold, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
-from conformance.importers.beam import ABILITIES, ISSUE_KINDS, cli_command, decode_column, import_beam
+from conformance.cli.import_ import import_beam_cmd as cli_command
+from conformance.importers.beam import ABILITIES, ISSUE_KINDS, decode_column, import_beam
 from conformance.importers.report import SourceFormatError
 
 

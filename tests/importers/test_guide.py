@@ -14,14 +14,14 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.cli.export import export_guide_cmd as export_command
+from conformance.cli.import_ import import_guide_cmd as import_command
 from conformance.contract.corpus import iter_fixture, read_gold, read_header, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.importers import guide
 from conformance.importers.guide import (
     ISSUE_KINDS,
-    export_command,
     export_guide,
-    import_command,
     import_guide,
     parse_guide_time,
 )

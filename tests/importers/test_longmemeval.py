@@ -18,7 +18,8 @@ from hypothesis import given
 from conformance.contract.corpus import iter_fixture, read_gold, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.importers import longmemeval as lme
-from conformance.importers.longmemeval import cli_command, format_report, import_longmemeval, parse_lme_date
+from conformance.cli.import_ import import_longmemeval_cmd as cli_command
+from conformance.importers.longmemeval import format_report, import_longmemeval, parse_lme_date
 from conformance.importers.report import SourceFormatError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))

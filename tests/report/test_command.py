@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conformance.report.command import report_cmd
+from conformance.cli.report import report_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 

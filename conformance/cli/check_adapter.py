@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from conformance.cli.common import Command
+
 _STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
 
 
@@ -87,10 +89,8 @@ def _check_adapter(name: str, as_json: bool, quiet: bool) -> None:
     capabilities_truthful, deterministic, errors_are_status_codes
     Exit 0: all passed (or skipped with a reason); 1: a check failed; 2: error.
     """
-    from conformance.cli import _errors_exit_2  # lazily: conformance.cli registers this command
-
-    code = _errors_exit_2(_run)(name, as_json, quiet)
+    code = _run(name, as_json, quiet)
     click.get_current_context().exit(code)
 
 
-check_adapter_cmd = click.command("check-adapter")(_check_adapter)
+check_adapter_cmd = click.command("check-adapter", cls=Command)(_check_adapter)

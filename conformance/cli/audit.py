@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from conformance.report.command import _exit_2
+from conformance.cli.common import LazyGroup
 
 
-@click.group("audit", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("audit", cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def audit_group() -> None:
     """Human audit of the judge (guide §6.1): a blinded sample to label, then agreement."""
 
@@ -24,7 +24,6 @@ def audit_group() -> None:
 @click.option("--key", "key", type=click.Path(dir_okay=False, path_type=Path), default=Path("audit-key.json"),
               show_default=True, help="The mapping back to system, probe and pipeline verdict (keep it from the labeler).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Sampling seed.")
-@_exit_2
 def sample_cmd(result: Path, n: int, out: Path, key: Path, seed: int) -> None:
     """Write a blinded sample of graded answers to label by hand.
 
@@ -46,7 +45,6 @@ def sample_cmd(result: Path, n: int, out: Path, key: Path, seed: int) -> None:
               show_default=True, help="The key written by `audit sample`.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the agreement figures as JSON here (`report RESULT --audit FILE` shows them).")
-@_exit_2
 def score_cmd(audit: Path, key: Path, out: Path | None) -> None:
     """Judge-human agreement overall, per system and per grading method, with 95% intervals."""
     from conformance.llm.audit import format_audit, refuse_overwrite, score_audit

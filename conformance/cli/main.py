@@ -1,0 +1,280 @@
+"""``drift-conformance [OPTIONS]``: the top-level group, which is also the run command.
+
+Every option is also an environment variable (``DRIFT_<OPTION>``, click's
+``auto_envvar_prefix``). Exit codes: conformance/cli/common.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from conformance import paths
+from conformance.cli.common import COMMANDS, Failure, LazyGroup, corpus_folders, err
+
+
+class _GateType(click.ParamType):
+    """``--gate``: hard, soft:K or summary:N, parsed into a BudgetGate (DRIFT §5.2)."""
+
+    name = "GATE"
+
+    def convert(self, value, param, ctx):
+        from conformance.runner.budget_gate import BudgetGate, GateSpecError
+
+        if isinstance(value, BudgetGate):
+            return value
+        try:
+            return BudgetGate.parse(str(value))
+        except GateSpecError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, invoke_without_command=True,
+             context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
+                               "help_option_names": ["-h", "--help"]})
+@click.option("--adapter", "adapter", multiple=True, metavar="NAME|NAME:TAG|PATH|grpc://HOST:PORT",
+              help="Memory system to run (repeatable). Default: keyword. NAME runs in its own process, NAME:TAG "
+                   "in a container of the image drift-adapter-NAME:TAG (built when absent or stale). The none and "
+                   "oracle controls and the reference-compressor (DRIFT's normaliser) always run.")
+@click.option("--isolation", type=click.Choice(["docker", "process"]), default=None,
+              help="Run every adapter (controls included) in a container (NAME means NAME:latest) or in its own "
+                   "process, whatever --adapter implies.  [default: as --adapter implies]")
+@click.option("--fixtures", "fixtures", type=click.Path(file_okay=False, path_type=Path),
+              help="Fixture folder (default: the committed corpus). Give --gold with it.")
+@click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path),
+              help="Gold folder (default: the committed corpus). Give --fixtures with it.")
+@click.option("--scenario", "scenario", multiple=True, metavar="GLOB", help="Run only scenarios matching GLOB.")
+@click.option("--paradigm", multiple=True,
+              type=click.Choice(["user_assistant", "coding_agent", "crawler_agent", "multi_peer"]),
+              help="Run only scenarios of this paradigm (repeatable).")
+@click.option("--horizon", multiple=True, type=click.Choice(["short", "medium", "long"]),
+              help="Run only scenarios whose trajectory ends in this horizon (repeatable).")
+@click.option("--split", multiple=True, metavar="NAME", help="Run only scenarios of this split, e.g. ci.")
+@click.option("--include-holdout", is_flag=True, help="Also score holdout scenarios (published runs; never the CI gate).")
+@click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Hits per Retrieve.")
+@click.option("--budget", "budget", default=1200, show_default=True, type=click.IntRange(1),
+              help="Context budget in tokens.")
+@click.option("--encoding", default="o200k_base", show_default=True,
+              type=click.Choice(["o200k_base", "cl100k_base"]), help="tiktoken encoding for the budget.")
+@click.option("--gate", "gate", default="hard", show_default=True, type=_GateType(), metavar="hard|soft:K|summary:N",
+              help="Budget gate variant (DRIFT §5.2): hard drops each transcript after Store; soft:K also keeps the "
+                   "last K transcripts for the reader, after the retrieved hits and inside the budget; summary:N "
+                   "stores an extractive summary of at most N tokens per scope instead of the transcript.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0), help="Bootstrap seed.")
+@click.option("--bootstrap", "bootstrap", default=2000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap resamples.")
+@click.option("--repeat", "repeat", default=1, show_default=True, type=click.IntRange(1, 5),
+              help="Stream the corpus this many times; 2 measures the noise floor (second run minus first).")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Scenarios streamed at once against one instance of each adapter (separate namespaces); "
+                   "latencies are then measured under that load (DRIFT §7.8 uses 4).")
+@click.option("--fresh-process/--no-fresh-process", "fresh_process", default=None,
+              help="Start a new adapter process before each scenario, so nothing an adapter learns crosses "
+                   "scenarios (recorded in the receipt).  [default: on with --include-holdout and --sealed-holdout]")
+@click.option("--resume", "resume", metavar="RUN_ID",
+              help="Continue an interrupted run from its records in --records-dir (same options): finished "
+                   "scenarios are kept, the rest rerun.")
+@click.option("--baseline-system", metavar="NAME",
+              help="Also report paired differences of every system against this one (a label of this run).")
+@click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"),
+              show_default=True, help="Where run records (JSONL) are appended.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
+@click.option("--json", "as_json", envvar="DRIFT_JSON", is_flag=True, help="Print result.json to stdout instead of the table.")
+@click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
+@click.option("--compare", "compare_with", type=click.Path(dir_okay=False, path_type=Path), metavar="BASELINE",
+              help="Gate this run against a committed baseline (as `compare`): exit 0 pass, 1 regression, "
+                   "2 inconclusive.")
+@click.option("--update-baseline", is_flag=True,
+              help="Write this run's baseline to the --compare path, else ./baselines/main.json (justifications "
+                   "already there are kept); with --compare, the old file is compared first and the new one is "
+                   "the candidate a corpus change is blessed with.")
+@click.option("--sealed-holdout", is_flag=True,
+              help="Add holdout scenarios generated from the secret seed in DRIFT_HOLDOUT_SEED (they exist in no "
+                   "repository; the receipt keeps only the seed's hash) in place of the committed holdout.")
+@click.option("--answer-model", metavar="MODEL_ID",
+              help="Opt-in: this pinned (dated) Anthropic model answers every probe from the budgeted context, at "
+                   "temperature 0 with one fixed prompt, in place of the hermetic reader (needs ANTHROPIC_API_KEY).")
+@click.option("--judge-model", metavar="MODEL_ID",
+              help="Opt-in: this pinned model grades free-form answers that do not match the gold exactly, blinded "
+                   "to the system and shuffled across systems (needs --answer-model).")
+@click.option("--allow-alias", is_flag=True, help="Accept an undated model alias (the served model is still recorded).")
+@click.option("--answer-max-tokens", default=64, show_default=True, type=click.IntRange(1, 4096),
+              help="Output cap of the answer model, in tokens.")
+@click.option("--budget-usd", type=click.FloatRange(0), metavar="USD",
+              help="Stop cleanly once the answer model and judge have spent this much (the result is incomplete, "
+                   "exit 2; --resume continues, cached calls are free).")
+@click.option("--llm-cache", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Response cache of the answer model and judge (reruns are free and identical).  "
+                   "[default: <cache dir>/llm]")
+@click.option("--known-bad", "known_bad", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="YAML mapping of probe id -> reason: those probes (doubtful public gold) are left out of every "
+                   "metric and reported apart.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="On an unexpected error (a bug), print its traceback as well as the one-line message.")
+@click.version_option(package_name="drift-conformance")
+@click.pass_context
+def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
+         encoding, gate, seed, bootstrap, repeat, concurrency, fresh_process, resume, baseline_system, records_dir, out, as_json, quiet,
+         compare_with, update_baseline, sealed_holdout, answer_model, judge_model, allow_alias, answer_max_tokens,
+         budget_usd, llm_cache, known_bad, verbose):
+    """Run memory systems through the DRIFT budget gate and score them against sealed gold.
+
+    \b
+    drift-conformance --adapter keyword --adapter mem0 --out result.json
+    drift-conformance report result.json --html report.html
+    drift-conformance --adapter keyword:latest --out result.json      # in a container
+    drift-conformance generate | validate | schema | adapters | build NAME | audit sample|score
+    drift-conformance import locomo|longmemeval|beam|guide PATH --out DIR | export guide --split ci --out FILE
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from conformance.runner.job import scored_anything
+    from conformance.runner.run import RunConfig, Selection
+
+    fixtures_dir, gold_dir = corpus_folders(fixtures, gold)
+    selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
+                          splits=tuple(split), include_holdout=include_holdout)
+    adapters = list(adapter) or ["keyword"]
+    n_boot, out_path = bootstrap, out
+    config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
+    show = not quiet
+    from conformance.secrets import redact
+
+    log = (lambda msg: err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
+
+    if (compare_with is not None or update_baseline) and known_bad is not None:
+        raise Failure("--known-bad leaves probes out of the gate cells, so the gate would see them as removed gold: "
+                      "the CI gate (--compare, --update-baseline) scores every probe; retire doubtful items from "
+                      "fixture and gold instead (nothing was run)")
+    if (compare_with is not None or update_baseline) and include_holdout:
+        raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
+                      "uses holdout scenarios: drop one or the other (nothing was run)")
+    if resume is not None:
+        import re
+
+        from conformance.contract.fixture import ID_PATTERN
+
+        if not re.match(ID_PATTERN, resume):
+            raise Failure(f"--resume {resume[:80]!r}: not a run id (the folder name under --records-dir, e.g. "
+                          "20261129T171348Z-4c40e7)")
+    with contextlib.ExitStack() as stack:
+        sealed = None
+        if sealed_holdout:
+            from conformance.world.sealed import read_secret, sealed_corpus, seed_fingerprint
+
+            if update_baseline or compare_with is not None:
+                raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
+                              "never uses holdout scenarios")
+            secret = read_secret()
+            log("generating the sealed holdout from DRIFT_HOLDOUT_SEED")
+            fixtures_dir, gold_dir, sealed_ids = stack.enter_context(sealed_corpus(fixtures_dir, gold_dir, secret))
+            # A --scenario pattern also picks the sealed twin of the holdout scenarios it names.
+            patterns = selection.patterns + tuple(f"sealed-{p}" for p in selection.patterns)
+            selection = Selection(patterns=patterns, paradigms=selection.paradigms,
+                                  horizons=selection.horizons, splits=selection.splits, include_holdout=True)
+            sealed = {"seed_sha256": seed_fingerprint(secret), "scenarios": sealed_ids}
+            del secret
+        if resume and sealed_holdout:
+            raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
+        from conformance.llm.settings import llm_settings
+        from conformance.runner.job import load_known_bad
+
+        bad = load_known_bad(known_bad) if known_bad is not None else None
+        llm = llm_settings(answer_model, judge_model, allow_alias=allow_alias, budget_usd=budget_usd,
+                           cache_dir=llm_cache or paths.cache_dir() / "llm", answer_max_tokens=answer_max_tokens)
+        for warning in llm.warnings if llm is not None else ():
+            err.print(f"warning: {warning}", markup=False, highlight=False)
+        doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
+                                 log, repeat, baseline_system, isolation, show, sealed,
+                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,
+                                      known_bad=bad, fresh_process=fresh_process))
+    _publish(doc, out_path, as_json)
+    if not doc.complete:
+        shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
+        raise Failure(f"the run is incomplete: {len(doc.errors)} error{'s' if len(doc.errors) != 1 else ''} (each says what was scored and how to go on; "
+                      f"a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
+                      f"\n  {shown}")
+    if not scored_anything(doc):
+        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+    if compare_with is not None or update_baseline:
+        ctx.exit(_gate_after_run(doc, compare_with, update_baseline, echo=(lambda text: err.print(text, markup=False))
+                                 if as_json else click.echo))
+
+
+def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot, log, repeat,
+                       baseline_system, isolation, show, sealed, more):
+    from conformance.runner.job import run_job
+    from conformance.runner.run import Progress as RunProgress
+    from conformance.runner.run import select_fixtures
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, disable=not show, transient=True) as bar:
+        total = len(select_fixtures(fixtures_dir, selection)[0]) if fixtures_dir.is_dir() else None
+        scenarios_task = bar.add_task("scenarios", total=total)
+        sessions_task = bar.add_task("sessions", total=None)
+        started: list[str] = []
+
+        def scenario_started(scenario: str, sessions: int) -> None:
+            if started:
+                bar.advance(scenarios_task)
+            started.append(scenario)
+            bar.update(scenarios_task, description=f"scenario {scenario}")
+            bar.reset(sessions_task, total=sessions, description="sessions")
+
+        return run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
+                       seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
+                       isolation=isolation, sealed_holdout=sealed, **more,
+                       progress=RunProgress(scenario_started=scenario_started,
+                                            session_done=lambda: bar.advance(sessions_task)))
+
+
+def _publish(doc, out_path: Path | None, as_json: bool) -> None:
+    """Write result.json and print it (``--json``) or the table."""
+    from conformance.report.table import render
+
+    from conformance.secrets import redact
+
+    text = redact(doc.model_dump_json(indent=2))  # Describe, notes and errors can quote an adapter
+    if out_path:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(text + "\n", encoding="utf-8")
+    if as_json:
+        click.echo(text)
+    else:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)  # logs and CI: wide enough for every column
+        render(type(doc).model_validate_json(text), console)  # the redacted document
+        if out_path:
+            err.print(f"wrote {out_path}")
+
+
+def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo) -> int:
+    """``--compare`` / ``--update-baseline`` on a run; returns the exit code (0 when only updating)."""
+    import tempfile
+
+    from conformance.gate.baseline import BaselineError, write_baseline
+    from conformance.gate.command import gate
+
+    target = compare_with or Path("baselines") / "main.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        old = None
+        if compare_with is not None and update_baseline and compare_with.exists():
+            # Compare against the file as it was before this run rewrites it.
+            old = Path(tmp) / "baseline.json"
+            old.write_bytes(compare_with.read_bytes())
+        if update_baseline:
+            try:
+                write_baseline(doc, target)
+            except BaselineError as exc:
+                raise Failure(str(exc)) from None
+            err.print(f"wrote baseline {target}")
+        if compare_with is None:
+            return 0
+        return gate(old or compare_with, doc, candidate_path=target if update_baseline else None, echo=echo)
+
