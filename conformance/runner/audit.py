@@ -284,7 +284,8 @@ def _snapshot_view(items, ledger: MessageLedger, label: str):
 
     Covered ids: the messages and sessions its items cite. An item's characters are shared
     equally among the distinct ids it cites (and each one's session): what an item citing every
-    message holds, per message, is its length over their number.
+    message holds, per message, is its length over their number. The key :data:`WHOLE` holds the
+    whole Snapshot (every item's words and characters): what backs a hit that cites nothing.
     """
     words_by: dict[str, set[str]] = {}
     chars_by: dict[str, float] = {}
@@ -296,23 +297,32 @@ def _snapshot_view(items, ledger: MessageLedger, label: str):
             for key in {source, ledger.session_of.get(source, source)}:
                 words_by.setdefault(key, set()).update(words)
                 chars_by[key] = chars_by.get(key, 0.0) + share
+        words_by.setdefault(WHOLE, set()).update(words)
+        chars_by[WHOLE] = chars_by.get(WHOLE, 0.0) + len(item.text)
     return words_by, chars_by
+
+
+WHOLE = ""
+"""The :func:`_snapshot_view` key of the whole Snapshot (never a message or session id)."""
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
-    Backed: those items hold at least :data:`BACKED_SHARE` of the hit's content words, and their
+    Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
+    :data:`BACKED_SHARE` of the hit's content words, and their
     characters, shared per cited id (:func:`_snapshot_view`), come to at least that share of the
     hit's length: a Snapshot that lists each word once (a vocabulary) holds the words, not the text.
     """
     words_by, chars_by = view
     missing, related, chars, seen = [], set(), 0.0, set()
-    for source in hit.source_ids:
+    # A hit citing nothing (a system without provenance) must be backed by the Snapshot as a whole.
+    for source in hit.source_ids or (WHOLE,):
         session = ledger.session_of.get(source, source)
         key = source if source in words_by else session if session in words_by else None
         if key is None:
-            missing.append(source)
+            if source != WHOLE:  # an empty Snapshot backs no uncited text: unbacked, not a missing id
+                missing.append(source)
             continue
         related |= words_by[key]
         if key not in seen:

@@ -35,16 +35,24 @@ def test_recency_keeps_the_last_three_sessions_and_ignores_the_query():
     assert [m.item_id for m in b.snapshot("n")] == ["s2-m0", "s3-m0", "s4-m0"]
 
 
-def test_prior_stores_nothing_and_answers_from_word_pairs_dated_now():
+def test_prior_keeps_nothing_of_its_scenario_and_answers_from_other_scenarios_pairs():
     b = module("prior").PriorBackend()
-    b.reset("n")
+    b.reset("first")
     for i in range(3):
-        result = b.store("n", session(i, "I moved to Lisbon last year.", "The weather in Lisbon is mild."))
+        result = b.store("first", session(i, "I moved to Lisbon last year.", "The weather in Lisbon is mild."))
         assert result.items_stored == 0
-    assert b.snapshot("n") == []
-    [hit] = b.retrieve("n", "Where does alice live, Lisbon?", 5, "bot", "2026-03-01T00:00:00Z")
+    # Nothing of the scenario being answered is held: before another scenario starts, no prior.
+    assert b.snapshot("first") == [] and b.retrieve("first", "Lisbon?", 5, "bot", "2026-03-01T00:00:00Z") == []
+    b.reset("second")
+    b.store("second", session(9, "Porto has a famous bridge."))
+    [hit] = b.retrieve("second", "Where does alice live, Lisbon?", 5, "bot", "2026-03-01T00:00:00Z")
     assert hit.source_ids == () and hit.timestamp == "2026-03-01T00:00:00Z"
     assert hit.text.split("; ")[0] in {"to Lisbon", "in Lisbon", "Lisbon last", "Lisbon is"}
+    assert "Porto" not in hit.text  # the second scenario's own words are not in its prior
+    # The Snapshot is the prior itself, citing nothing: it holds every hit's text.
+    [item] = b.snapshot("second")
+    assert item.source_ids == () and set(hit.text.split("; ")) <= set(item.text.split("; "))
+    assert "Porto" not in item.text
 
 
 def test_dump_stores_everything_and_returns_only_what_the_asker_may_see():

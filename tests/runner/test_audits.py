@@ -227,3 +227,22 @@ def test_hits_dated_now_by_a_memory_that_stores_nothing_gain_nothing(tmp_path, m
             metric
     assert any(line.startswith("hit times not backed") for line in doc.systems["dated-now"].findings)
     assert doc.systems["dated-now"].state_audit.passed is False
+
+
+def test_a_hit_citing_nothing_is_backed_only_by_the_whole_snapshot():
+    """A system without provenance is audited too: its uncited hits must be held by the Snapshot as
+    a whole (in words and length); with an empty Snapshot any uncited text is unbacked."""
+    from types import SimpleNamespace as NS
+
+    from conformance.runner.audit import MessageLedger, _hit_problems, _snapshot_view
+
+    ledger = MessageLedger(scenario_id="t")
+    prior = NS(item_id="prior", text="Lisbon harbour; ferry timetable; harbour ferry; timetable Lisbon", source_ids=())
+    backed = NS(text="Lisbon harbour; ferry timetable", source_ids=())
+    unheld = NS(text="Porto bridge; river cruise tickets", source_ids=())
+    view = _snapshot_view([prior], ledger, "prior")
+    assert _hit_problems(backed, view, ledger) == ([], False)
+    assert _hit_problems(unheld, view, ledger) == ([], True)
+    assert _hit_problems(backed, _snapshot_view([], ledger, "prior"), ledger) == ([], True)
+    longer = NS(text=backed.text * 4, source_ids=())  # the same words, four times the Snapshot's length
+    assert _hit_problems(longer, view, ledger) == ([], True)
