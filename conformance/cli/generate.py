@@ -219,10 +219,10 @@ def _differences(expected: Path, actual: Path, label: str) -> list[str]:
     have = {p.name: p for p in actual.iterdir() if owned(p)} if actual.is_dir() else {}
     names = sorted(set(want) | set(have))
     return [f"{label}/{n}" for n in names
-            if n not in want or n not in have or _comparable(want[n]) != _comparable(have[n])]
+            if n not in want or n not in have or comparable_bytes(want[n]) != comparable_bytes(have[n])]
 
 
-def _comparable(path: Path) -> bytes:
+def comparable_bytes(path: Path) -> bytes:
     """A file's bytes; for the ledger, without the audits that commands other than generate record in it."""
     import json
 
