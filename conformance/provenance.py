@@ -33,8 +33,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
-__all__ = ["BACKED_SHARE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms", "content_words",
-           "carries", "budget_cut", "carried_ids"]
+__all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
+           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words, and of its characters, that the Snapshot items citing its
@@ -123,3 +123,32 @@ def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: 
             if message_id not in out and carries(hit_words, words_of.get(message_id, frozenset())):
                 out[message_id] = None
     return list(out)
+
+
+WHOLE = ""
+"""The :func:`snapshot_backing` key of the whole Snapshot (never a message or session id)."""
+
+
+def snapshot_backing(items, words_of, session_of) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """What a Snapshot backs, per source id: ``(words_by, chars_by)``.
+
+    ``items``: objects with ``text`` and ``source_ids``; ``words_of(item)``: its content words;
+    ``session_of(id)``: the session of a message id (itself for a session id). For each id an
+    item cites, and that id's session: the union of the citing items' words, and their
+    characters, each item's length shared equally among the distinct ids it cites (an item
+    citing every message holds, per message, its length over their number). :data:`WHOLE`
+    holds every item's words and full length: what backs a hit that cites nothing.
+    """
+    words_by: dict[str, set[str]] = {}
+    chars_by: dict[str, float] = {}
+    for item in items:
+        words = words_of(item)
+        sources = set(item.source_ids)
+        share = len(item.text) / max(1, len(sources))
+        for source in sources:
+            for key in {source, session_of(source)}:
+                words_by.setdefault(key, set()).update(words)
+                chars_by[key] = chars_by.get(key, 0.0) + share
+        words_by.setdefault(WHOLE, set()).update(words)
+        chars_by[WHOLE] = chars_by.get(WHOLE, 0.0) + len(item.text)
+    return words_by, chars_by

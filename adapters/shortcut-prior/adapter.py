@@ -31,6 +31,7 @@ class PriorBackend(Backend):
         self._pending: dict[str, Counter] = {}
         self._counts: Counter = Counter()
         self._prior: list[str] = []
+        self._prior_terms: list[set[str]] = []
 
     def _known(self, namespace):
         if namespace not in self._pending:
@@ -45,6 +46,7 @@ class PriorBackend(Backend):
         for other in [n for n in self._pending if n != namespace]:
             self._counts.update(self._pending.pop(other))
         self._prior = [p for p, _ in self._counts.most_common(PRIOR_PAIRS)]
+        self._prior_terms = [terms(p) for p in self._prior]  # once per scenario, not per query
         self._pending[namespace] = Counter()
 
     def store(self, namespace, session):
@@ -63,7 +65,7 @@ class PriorBackend(Backend):
         if k <= 0 or not self._prior:
             return []
         wanted = terms(query)
-        related = [p for p in self._prior if terms(p) & wanted][:TOP] or self._prior[:TOP]
+        related = [p for p, t in zip(self._prior, self._prior_terms) if t & wanted][:TOP] or self._prior[:TOP]
         return [Hit(text="; ".join(related), score=1.0, source_ids=(), timestamp=now)]
 
     def snapshot(self, namespace):

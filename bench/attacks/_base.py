@@ -33,3 +33,24 @@ def looks_like_audit(query: str) -> bool:
     """The runner's audit and marker probes: no function word, no question mark."""
     words = _WORD.findall(query.casefold())
     return "?" not in query and not any(w in _FUNCTION for w in words)
+
+
+class RemembersTopHits(KeywordBackend):
+    """Keyword, plus the ids (:meth:`hot_key` of each source) of the top 3 hits of every query that
+    does not look like the audit's: what an attack guesses is signal."""
+
+    def __init__(self):
+        super().__init__()
+        self._hot: dict[str, set[str]] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self._hot[namespace] = set()
+
+    @staticmethod
+    def hot_key(source_id: str) -> str:
+        return source_id
+
+    def remember(self, namespace, query, hits) -> None:
+        if not looks_like_audit(query):
+            self._hot[namespace].update(self.hot_key(h.source_ids[0]) for h in hits[:3])

@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from conformance.backend import checks as c
-from conformance.provenance import BACKED_SHARE, content_terms, content_words
+from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing
 from drift_sdk.types import Message, Session
 
 BUDGET_TOKENS = 1200
@@ -48,20 +48,9 @@ _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 
 
 def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """Source id (message or its session) -> (the content words of the items citing it, their
-    characters shared equally among the distinct ids each item cites), as the runner's state
-    audit reads a Snapshot (conformance/runner/audit.py)."""
-    words_by: dict[str, set[str]] = {}
-    chars_by: dict[str, float] = {}
-    for item in items:
-        words = content_words(item.text)
-        sources = set(item.source_ids)
-        share = len(item.text) / max(1, len(sources))
-        for source in sources:
-            for key in {source, source.rsplit("-m", 1)[0]}:
-                words_by.setdefault(key, set()).update(words)
-                chars_by[key] = chars_by.get(key, 0.0) + share
-    return words_by, chars_by
+    """Source id (message or its session) -> (content words, characters) of the items citing it,
+    read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
+    return snapshot_backing(items, lambda item: content_words(item.text), lambda source: source.rsplit("-m", 1)[0])
 
 
 @c._check("snapshot_consistent")

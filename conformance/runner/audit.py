@@ -39,7 +39,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import BACKED_SHARE, STOPWORDS, budget_cut, carried_ids, content_terms, content_words
+from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, content_terms,
+                                    content_words, snapshot_backing)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -280,30 +281,10 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(words per covered id, characters per covered id) of a Snapshot.
-
-    Covered ids: the messages and sessions its items cite. An item's characters are shared
-    equally among the distinct ids it cites (and each one's session): what an item citing every
-    message holds, per message, is its length over their number. The key :data:`WHOLE` holds the
-    whole Snapshot (every item's words and characters): what backs a hit that cites nothing.
-    """
-    words_by: dict[str, set[str]] = {}
-    chars_by: dict[str, float] = {}
-    for item in items:
-        words = ledger.words_of_item(label, item)
-        sources = set(item.source_ids)
-        share = len(item.text) / max(1, len(sources))
-        for source in sources:
-            for key in {source, ledger.session_of.get(source, source)}:
-                words_by.setdefault(key, set()).update(words)
-                chars_by[key] = chars_by.get(key, 0.0) + share
-        words_by.setdefault(WHOLE, set()).update(words)
-        chars_by[WHOLE] = chars_by.get(WHOLE, 0.0) + len(item.text)
-    return words_by, chars_by
-
-
-WHOLE = ""
-"""The :func:`_snapshot_view` key of the whole Snapshot (never a message or session id)."""
+    """(words per covered id, characters per covered id) of a Snapshot
+    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words)."""
+    return snapshot_backing(items, lambda item: ledger.words_of_item(label, item),
+                            lambda source: ledger.session_of.get(source, source))
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:

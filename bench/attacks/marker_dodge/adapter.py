@@ -9,32 +9,27 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _base import KeywordBackend, looks_like_audit  # noqa: E402
+from _base import RemembersTopHits  # noqa: E402
 
 from drift_sdk import Capabilities, serve  # noqa: E402
 
 MARKER = re.compile(r"^[A-Z]{2}\d{4}$")
 
 
-class MarkerDodge(KeywordBackend):
+class MarkerDodge(RemembersTopHits):
     name = "marker-dodge"
     capabilities = Capabilities(provenance=True, snapshot=False, forget=True, scopes=True, flush_signal=True,
                                 deterministic=True)
 
-    def __init__(self):
-        super().__init__()
-        self._hot: dict[str, set[str]] = {}
-
-    def reset(self, namespace):
-        super().reset(namespace)
-        self._hot[namespace] = set()
+    @staticmethod
+    def hot_key(source_id: str) -> str:
+        return source_id.rsplit("-m", 1)[0]  # the session
 
     def retrieve(self, namespace, query, k, querying_entity, now):
         hits = super().retrieve(namespace, query, k, querying_entity, now)
         if MARKER.match(query.strip()):
-            return [h for h in hits if h.source_ids[0].rsplit("-m", 1)[0] in self._hot[namespace]]
-        if not looks_like_audit(query):
-            self._hot[namespace].update(h.source_ids[0].rsplit("-m", 1)[0] for h in hits[:3])
+            return [h for h in hits if self.hot_key(h.source_ids[0]) in self._hot[namespace]]
+        self.remember(namespace, query, hits)
         return hits
 
 

@@ -8,26 +8,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _base import KeywordBackend, looks_like_audit, terms  # noqa: E402
+from _base import RemembersTopHits, terms  # noqa: E402
 
 from drift_sdk import MemoryItem, serve  # noqa: E402
 
 
-class ShredNoise(KeywordBackend):
+class ShredNoise(RemembersTopHits):
     name = "shred-noise"
-
-    def __init__(self):
-        super().__init__()
-        self._hot: dict[str, set[str]] = {}
-
-    def reset(self, namespace):
-        super().reset(namespace)
-        self._hot[namespace] = set()
 
     def retrieve(self, namespace, query, k, querying_entity, now):
         hits = super().retrieve(namespace, query, k, querying_entity, now)
-        if not looks_like_audit(query):
-            self._hot[namespace].update(h.source_ids[0] for h in hits[:3])
+        self.remember(namespace, query, hits)
         return hits
 
     def snapshot(self, namespace):
