@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -315,6 +316,35 @@ def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     return missing, unbacked
 
 
+_SEGMENT = re.compile(r"[.!?;\n]+")
+
+
+def _segment_words(texts: Iterable[str]) -> Counter:
+    """Content-word counts over the distinct segments of ``texts`` (the pieces between ``. ! ? ;``
+    and line breaks): how much distinct text they hold, word by word."""
+    segments = {piece.strip() for text in texts for piece in _SEGMENT.split(text) if piece.strip()}
+    counts: Counter = Counter()
+    for piece in segments:
+        counts.update(content_words(piece))
+    return counts
+
+
+def _uncited_overreach(items, hits) -> tuple[int, int] | None:
+    """(content words the hits citing nothing show, how many of them the Snapshot holds), or None
+    when it holds at least :data:`BACKED_SHARE` of them.
+
+    Uncited hits are backed by the whole Snapshot (:func:`_hit_problems`) one at a time; taken
+    together, their distinct segments must not show more text than the Snapshot holds (a Snapshot
+    listing each word once backs every hit alone, and far less than all of them).
+    """
+    shown = _segment_words(hit.text for hit in hits if not hit.source_ids)
+    if not shown:
+        return None
+    held = _segment_words(item.text for item in items)
+    total, covered = sum(shown.values()), sum(min(n, held[word]) for word, n in shown.items())
+    return None if covered >= BACKED_SHARE * total else (total, covered)
+
+
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                      asked: Mapping[str, list[OwnedHit]], marker_held: Iterable[str] | None = None) -> dict:
     """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
@@ -359,6 +389,11 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
             elif bad_text:
                 unbacked.append(hit.text[:60])
     findings = []
+    overreach = None if marker_held is not None else _uncited_overreach(
+        items, [*probe_hits, *(hit for session in asked for hit in asked[session])])
+    if overreach:
+        findings.append(f"hits that cite nothing show {overreach[0]} content words in distinct sentences; the "
+                        f"Snapshot holds {overreach[1]} of them")
     if unsupported:
         findings.append(f"{len(unsupported)} hits cite ids the Snapshot does not hold (first: "
                         f"{', '.join(sorted(set(unsupported))[:MAX_EXAMPLES])})")

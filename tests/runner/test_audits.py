@@ -246,3 +246,26 @@ def test_a_hit_citing_nothing_is_backed_only_by_the_whole_snapshot():
     assert _hit_problems(backed, _snapshot_view([], ledger, "prior"), ledger) == ([], True)
     longer = NS(text=backed.text * 4, source_ids=())  # the same words, four times the Snapshot's length
     assert _hit_problems(longer, view, ledger) == ([], True)
+
+
+def test_uncited_hits_must_not_show_more_text_than_the_snapshot_holds():
+    """A Snapshot that lists each word once backs every uncited hit word by word and in length,
+    one hit at a time; across the checkpoint's hits it holds far less than they show."""
+    from types import SimpleNamespace as NS
+
+    from conformance.runner.audit import MessageLedger, audit_checkpoint
+
+    sentences = [f"Priya moved the {thing} to the Lisbon office on Friday." for thing in
+                 ("printer", "archive", "server", "plants", "whiteboard", "coffee machine")]
+    hits = [NS(text=s, source_ids=()) for s in sentences]
+    verbatim = [NS(item_id=f"i{n}", text=s, source_ids=()) for n, s in enumerate(sentences)]
+    words = dict.fromkeys(w for s in sentences for w in s.rstrip(".").split())
+    vocabulary = [NS(item_id="vocabulary", text=" ".join(words), source_ids=())]
+    prior = [NS(item_id="prior", text="; ".join(sentences), source_ids=())]
+
+    def findings(items):
+        return audit_checkpoint("sys", MessageLedger(scenario_id="t"), items, hits, {})["findings"]
+
+    assert findings(verbatim) == [] and findings(prior) == []
+    [finding] = findings(vocabulary)
+    assert "cite nothing" in finding and "Snapshot holds" in finding
