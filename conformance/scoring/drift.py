@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -368,13 +368,27 @@ def _mvot_value(reduction, s_sys, s_ref):
     return np.where(reduction > 0, reduction * _efficiency(s_sys, s_ref), reduction)
 
 
-def _mvot_names(tag: str) -> list[str]:
-    return [f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref"]
+class _MvotColumns(NamedTuple):
+    """Count-matrix columns of one MVOT (``tag``: ``mvot`` or ``mvot.<horizon>``), per scenario."""
+
+    term: str
+    """Sum of the checkpoint terms (E_amn - E_mem) / E_amn."""
+    checkpoints: str
+    """T: how many terms."""
+    storage: str
+    """Snapshot tokens of the system over the same checkpoints."""
+    reference_storage: str
+    """Snapshot tokens of the reference compressor over them."""
+
+    @classmethod
+    def of(cls, tag: str) -> "_MvotColumns":
+        return cls(f"{tag}.term", f"{tag}.T", f"{tag}.S", f"{tag}.Sref")
 
 
-def _mvot_stat(names: Sequence[str]) -> Callable:
+def _mvot_stat(cols: _MvotColumns) -> Callable:
     def stat(sums: Mapping[str, np.ndarray]) -> np.ndarray:
-        return _mvot_value(_div(sums[names[0]], sums[names[1]]), sums[names[2]], sums[names[3]])
+        return _mvot_value(_div(sums[cols.term], sums[cols.checkpoints]), sums[cols.storage],
+                           sums[cols.reference_storage])
     return stat
 
 
@@ -406,7 +420,7 @@ def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, h
     states, ref_states = _states(own_records), _states(records.get(REFERENCE, ()))
     has_storage = bool(states) and all(s.get("storage_tokens") is not None for s in states.values())
     has_ref = bool(ref_states) and all(s.get("storage_tokens") is not None for s in ref_states.values())
-    facts: dict[str, Any] = {"stat": None, "names": None, "defined": False, "has_storage": has_storage}
+    facts: dict[str, Any] = {"stat": None, "columns": None, "defined": False, "has_storage": has_storage}
     names_all = ("mvot", "error_reduction", *(f"mvot.{h}" for h in horizons))
     if free_form:
         for name in names_all:
@@ -423,19 +437,19 @@ def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, h
         tag = "mvot" if horizon is None else f"mvot.{horizon}"
         keys = sorted(k for k, v in mine.items() if horizon is None or v[2] == horizon)
         terms, skipped = _terms(mine, amn, keys)
-        names = _mvot_names(tag)
-        boot.ensure(*names)
+        cols = _MvotColumns.of(tag)
+        boot.ensure(*cols)
         for scenario, term in terms:
-            boot.add(names[0], scenario, term)
-            boot.add(names[1], scenario, 1.0)
+            boot.add(cols.term, scenario, term)
+            boot.add(cols.checkpoints, scenario, 1.0)
         for key in keys:
             if key in states and states[key].get("storage_tokens") is not None:
-                boot.add(names[2], key[0], float(states[key]["storage_tokens"]))
+                boot.add(cols.storage, key[0], float(states[key]["storage_tokens"]))
             if key in ref_states and ref_states[key].get("storage_tokens") is not None:
-                boot.add(names[3], key[0], float(ref_states[key]["storage_tokens"]))
+                boot.add(cols.reference_storage, key[0], float(ref_states[key]["storage_tokens"]))
         if horizon is None:
-            out.metrics["error_reduction"] = boot.value("error_reduction", names[:2],
-                                                        lambda s, a=names[0], b=names[1]: _div(s[a], s[b]),
+            out.metrics["error_reduction"] = boot.value("error_reduction", (cols.term, cols.checkpoints),
+                                                        lambda s, c=cols: _div(s[c.term], s[c.checkpoints]),
                                                         len(terms), "no checkpoint where the amnesiac errs")
             if skipped:
                 out.measurement["mvot"] = (f"{skipped} checkpoints where the amnesiac made no error are left out of "
@@ -447,20 +461,31 @@ def _mvot(out: SuiteResult, own_rows, own_records, rows, records, boot: _Boot, h
         elif not has_ref:
             out.metrics[tag] = _na(NO_REFERENCE, len(terms))
         else:
-            out.metrics[tag] = boot.value(tag, names, _mvot_stat(names), len(terms), "undefined")
+            out.metrics[tag] = boot.value(tag, cols, _mvot_stat(cols), len(terms), "undefined")
             if horizon is None:
-                facts.update(stat=_mvot_stat(names), names=names, defined=True)
+                facts.update(stat=_mvot_stat(cols), columns=cols, defined=True)
     return facts
 
 
 # ------------------------------------------------------------------ §7.2 Selectivity
 
-def _selectivity_names(tag: str) -> list[str]:
-    return [f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal"]
+class _SelectivityColumns(NamedTuple):
+    """Count-matrix columns of one Selectivity (``selectivity`` or ``selectivity.<horizon>``)."""
+
+    noise_dropped: str
+    """Noise sessions not stored (true negatives)."""
+    noise: str
+    signal_stored: str
+    """Signal sessions stored (true positives)."""
+    signal: str
+
+    @classmethod
+    def of(cls, tag: str) -> "_SelectivityColumns":
+        return cls(f"{tag}.tn", f"{tag}.noise", f"{tag}.tp", f"{tag}.signal")
 
 
-def _selectivity_value(s, names):
-    return (_div(s[names[0]], s[names[1]]) + _div(s[names[2]], s[names[3]])) / 2.0
+def _selectivity_value(s, cols: _SelectivityColumns):
+    return (_div(s[cols.noise_dropped], s[cols.noise]) + _div(s[cols.signal_stored], s[cols.signal])) / 2.0
 
 
 def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], boot: _Boot,
@@ -493,8 +518,8 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                 continue
             if r["scenario_id"] not in last or r["after_session"] > last[r["scenario_id"]]["after_session"]:
                 last[r["scenario_id"]] = r
-        names = _selectivity_names(tag)
-        boot.ensure(*names)
+        cols = _SelectivityColumns.of(tag)
+        boot.ensure(*cols)
         n = 0
         for scenario, state in last.items():
             tiers = gold[scenario].session_tiers if scenario in gold else {}
@@ -507,23 +532,33 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                     continue
                 n += 1
                 if tier == "noise":
-                    boot.add(names[1], scenario, 1.0)
-                    boot.add(names[0], scenario, float(session_id not in stored))
+                    boot.add(cols.noise, scenario, 1.0)
+                    boot.add(cols.noise_dropped, scenario, float(session_id not in stored))
                 else:
-                    boot.add(names[3], scenario, 1.0)
-                    boot.add(names[2], scenario, float(session_id in stored))
-        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _selectivity_value(s, ns), n,
+                    boot.add(cols.signal, scenario, 1.0)
+                    boot.add(cols.signal_stored, scenario, float(session_id in stored))
+        out.metrics[tag] = boot.value(tag, cols, lambda s, c=cols: _selectivity_value(s, c), n,
                                       "needs both noise and signal sessions")
 
 
 # ------------------------------------------------------------------ §7.3
 
-def _revision_names(tag: str) -> list[str]:
-    return [f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn"]
+class _RevisionColumns(NamedTuple):
+    """Count-matrix columns of one Revision Accuracy (``revision_accuracy[.<horizon>]``)."""
+
+    updates_correct: str
+    updates: str
+    deprecations_correct: str
+    deprecations: str
+
+    @classmethod
+    def of(cls, tag: str) -> "_RevisionColumns":
+        return cls(f"{tag}.u", f"{tag}.un", f"{tag}.d", f"{tag}.dn")
 
 
-def _revision_value(s, names):
-    return harmonic_mean(_div(s[names[0]], s[names[1]]), _div(s[names[2]], s[names[3]]))
+def _revision_value(s, cols: _RevisionColumns):
+    return harmonic_mean(_div(s[cols.updates_correct], s[cols.updates]),
+                         _div(s[cols.deprecations_correct], s[cols.deprecations]))
 
 
 def _revision(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot, horizons: list[str]) -> None:
@@ -531,28 +566,39 @@ def _revision(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot, horizons:
     correctness (§7.3), on the same count matrix as the composites that use it."""
     for horizon in (None, *horizons):
         tag = "revision_accuracy" if horizon is None else f"revision_accuracy.{horizon}"
-        names = _revision_names(tag)
-        boot.ensure(*names)
+        cols = _RevisionColumns.of(tag)
+        boot.ensure(*cols)
         n = 0
         for r in rows:
             if not r.is_revision or (horizon is not None and r.horizon != horizon):
                 continue
             n += 1
             if r.update_correct is not None:
-                boot.add(names[0], r.scenario_id, float(r.update_correct))
-                boot.add(names[1], r.scenario_id, 1.0)
+                boot.add(cols.updates_correct, r.scenario_id, float(r.update_correct))
+                boot.add(cols.updates, r.scenario_id, 1.0)
             if r.deprecated is not None:
-                boot.add(names[2], r.scenario_id, float(r.deprecated))
-                boot.add(names[3], r.scenario_id, 1.0)
+                boot.add(cols.deprecations_correct, r.scenario_id, float(r.deprecated))
+                boot.add(cols.deprecations, r.scenario_id, 1.0)
         where = f" at the {horizon} horizon" if horizon else ""
-        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _revision_value(s, ns), n,
+        out.metrics[tag] = boot.value(tag, cols, lambda s, c=cols: _revision_value(s, c), n,
                                       f"no scored revision probes{where}")
 
 
 # ------------------------------------------------------------------ §7.4 Action Alignment
 
-def _action_value(s, names):
-    return (_div(s[names[0]], s[names[1]]) + 1.0) / 2.0
+class _MeanColumns(NamedTuple):
+    """Count-matrix columns of a mean over items: their summed score and their count."""
+
+    total: str
+    count: str
+
+    @classmethod
+    def of(cls, tag: str, total: str = "score", count: str = "n") -> "_MeanColumns":
+        return cls(f"{tag}.{total}", f"{tag}.{count}")
+
+
+def _action_value(s, cols: _MeanColumns):
+    return (_div(s[cols.total], s[cols.count]) + 1.0) / 2.0
 
 
 def _action_alignment(out: SuiteResult, own_rows, rows, boot: _Boot, horizons: list[str]) -> None:
@@ -565,8 +611,8 @@ def _action_alignment(out: SuiteResult, own_rows, rows, boot: _Boot, horizons: l
                                            "choice is right, against the amnesiac's (DRIFT §7.4 uses an LLM judge)")
     for horizon in (None, *horizons):
         tag = "action_alignment" if horizon is None else f"action_alignment.{horizon}"
-        names = [f"{tag}.score", f"{tag}.n"]
-        boot.ensure(*names)
+        cols = _MeanColumns.of(tag)
+        boot.ensure(*cols)
         n = 0
         for r in own_rows:
             if r.probe_type != "action" or r.correct is None or (horizon and r.horizon != horizon):
@@ -574,11 +620,11 @@ def _action_alignment(out: SuiteResult, own_rows, rows, boot: _Boot, horizons: l
             base = amn.get((r.scenario_id, r.probe_id))
             if base is None or base.correct is None:
                 continue
-            boot.add(names[0], r.scenario_id, float(int(r.correct) - int(base.correct)))
-            boot.add(names[1], r.scenario_id, 1.0)
+            boot.add(cols.total, r.scenario_id, float(int(r.correct) - int(base.correct)))
+            boot.add(cols.count, r.scenario_id, 1.0)
             n += 1
         where = f" at the {horizon} horizon" if horizon else ""
-        out.metrics[tag] = boot.value(tag, names, lambda s, ns=names: _action_value(s, ns), n,
+        out.metrics[tag] = boot.value(tag, cols, lambda s, c=cols: _action_value(s, c), n,
                                       f"no scored action probes{where}")
 
 
@@ -586,33 +632,34 @@ def _action_alignment(out: SuiteResult, own_rows, rows, boot: _Boot, horizons: l
 
 def _privacy(out: SuiteResult, rows: Sequence[ProbeRow], boot: _Boot) -> None:
     """Privacy Score = 1 - canary recall rate (§7.5); reported apart from DRIFT-C."""
-    names = ["privacy.leaks", "privacy.n"]
-    boot.ensure(*names)
+    cols = _MeanColumns.of("privacy", total="leaks")
+    boot.ensure(*cols)
     n = 0
     for r in rows:
         if r.leaked is None:
             continue
-        boot.add(names[0], r.scenario_id, float(r.leaked))
-        boot.add(names[1], r.scenario_id, 1.0)
+        boot.add(cols.total, r.scenario_id, float(r.leaked))
+        boot.add(cols.count, r.scenario_id, 1.0)
         n += 1
-    out.metrics["privacy_score"] = boot.value("privacy_score", names, lambda s: 1.0 - _div(s[names[0]], s[names[1]]),
-                                              n, "no canary probes (multi-peer scenarios only)")
+    out.metrics["privacy_score"] = boot.value("privacy_score", cols,
+                                              lambda s: 1.0 - _div(s[cols.total], s[cols.count]), n,
+                                              "no canary probes (multi-peer scenarios only)")
 
 
 # ------------------------------------------------------------------ §7.6 DRIFT-C
 
-_PART_NAMES = {"mvot": _mvot_names, "selectivity": _selectivity_names, "revision_accuracy": _revision_names,
-               "action_alignment": lambda tag: [f"{tag}.score", f"{tag}.n"]}
+_PART_COLUMNS = {"mvot": _MvotColumns.of, "selectivity": _SelectivityColumns.of,
+                 "revision_accuracy": _RevisionColumns.of, "action_alignment": _MeanColumns.of}
 
 
-def _part_value(metric: str, s, names):
+def _part_value(metric: str, s, cols):
     if metric == "mvot":
-        return _mvot_stat(names)(s)
+        return _mvot_stat(cols)(s)
     if metric == "selectivity":
-        return _selectivity_value(s, names)
+        return _selectivity_value(s, cols)
     if metric == "revision_accuracy":
-        return _revision_value(s, names)
-    return _action_value(s, names)
+        return _revision_value(s, cols)
+    return _action_value(s, cols)
 
 
 def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
@@ -640,7 +687,7 @@ def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
             if value is None or value.value is None:
                 left_out.append(f"{metric}.{h}")
             else:
-                parts.append((weight, metric, _PART_NAMES[metric](f"{metric}.{h}")))
+                parts.append((weight, metric, _PART_COLUMNS[metric](f"{metric}.{h}")))
         if parts:
             parts_of[h] = parts
     if left_out:
@@ -671,40 +718,57 @@ def _drift_c(out: SuiteResult, boot: _Boot, horizons: list[str]) -> None:
 
 # ------------------------------------------------------------------ §7.7 TES
 
-def _token_sums(boot: _Boot, tag: str, own_records) -> list[str]:
+class _TokenColumns(NamedTuple):
+    """Count-matrix columns of one token cost TC (DRIFT §7.7), per scenario."""
+
+    written: str
+    """W: LLM tokens the Store replies report."""
+    read: str
+    """R: LLM tokens the Retrieve replies report."""
+    storage: str
+    """S_final: Snapshot tokens at the scenario's end."""
+    sessions: str
+
+    @classmethod
+    def of(cls, tag: str) -> "_TokenColumns":
+        return cls(f"{tag}.W", f"{tag}.R", f"{tag}.S", f"{tag}.N")
+
+
+def _token_sums(boot: _Boot, tag: str, own_records) -> _TokenColumns:
     """Per scenario: W (Store LLM tokens), R (Retrieve LLM tokens), S_final, sessions."""
-    names = [f"{tag}.W", f"{tag}.R", f"{tag}.S", f"{tag}.N"]
-    boot.ensure(*names)
+    cols = _TokenColumns.of(tag)
+    boot.ensure(*cols)
     final: dict[str, Mapping] = {}
     for r in own_records:
         if r.get("error") is not None or r["scenario_id"] not in boot.pos:
             continue
         if r["kind"] == "store":
-            boot.add(names[0], r["scenario_id"], _usage_tokens(r))
+            boot.add(cols.written, r["scenario_id"], _usage_tokens(r))
         elif r["kind"] == "probe":
-            boot.add(names[1], r["scenario_id"], _usage_tokens(r))
+            boot.add(cols.read, r["scenario_id"], _usage_tokens(r))
         elif r["kind"] == "state":
             if r["scenario_id"] not in final or r["after_session"] > final[r["scenario_id"]]["after_session"]:
                 final[r["scenario_id"]] = r
     for scenario, state in final.items():
-        boot.add(names[2], scenario, float(state.get("storage_tokens") or 0))
-        boot.add(names[3], scenario, float(state["sessions_streamed"]))
-    return names
+        boot.add(cols.storage, scenario, float(state.get("storage_tokens") or 0))
+        boot.add(cols.sessions, scenario, float(state["sessions_streamed"]))
+    return cols
 
 
-def _tc(s, names):
-    return _div(s[names[0]] + s[names[1]] + s[names[2]], s[names[3]])
+def _tc(s, cols: _TokenColumns):
+    return _div(s[cols.written] + s[cols.read] + s[cols.storage], s[cols.sessions])
 
 
 def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dict) -> None:
     """TES = (MVOT_sys / MVOT_ref) / (TC_sys / TC_ref), TC = W + S_delta + R x Q_rate (§7.7)."""
     mine = _token_sums(boot, "tc", own_records)
-    n_sessions = int(boot.sums(mine)[0][mine[3]][0])
+    n_sessions = int(boot.sums(mine)[0][mine.sessions][0])
     if storage.get("has_storage"):
         out.metrics["token_cost_per_session"] = boot.value("token_cost_per_session", mine,
                                                            lambda s: _tc(s, mine), n_sessions, "no sessions")
         out.metrics["storage_tokens_per_session"] = boot.value(
-            "storage_tokens_per_session", mine[2:], lambda s: _div(s[mine[2]], s[mine[3]]), n_sessions,
+            "storage_tokens_per_session", (mine.storage, mine.sessions),
+            lambda s: _div(s[mine.storage], s[mine.sessions]), n_sessions,
             "no sessions")
         out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
                                                      "(LLM tokens); S counted with tiktoken over Snapshot at the "
@@ -721,22 +785,22 @@ def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dic
     ref = _token_sums(boot, "tc_ref", records[REFERENCE])
     # MVOT_ref: the reference's own MVOT is its error reduction (its efficiency term is 1).
     ref_mine = _checkpoint_errors(rows.get(REFERENCE, ()))
-    ref_terms = ["ref.term", "ref.T"]
+    ref_terms = _MeanColumns.of("ref", total="term", count="T")
     boot.ensure(*ref_terms)
     for scenario, term in _terms(ref_mine, _checkpoint_errors(rows[AMNESIAC]), sorted(ref_mine))[0]:
-        boot.add(ref_terms[0], scenario, term)
-        boot.add(ref_terms[1], scenario, 1.0)
-    names = [*storage["names"], *mine, *ref, *ref_terms]
+        boot.add(ref_terms.total, scenario, term)
+        boot.add(ref_terms.count, scenario, 1.0)
+    names = [*storage["columns"], *mine, *ref, *ref_terms]
     mvot_stat = storage["stat"]
 
     def stat(s):
-        mvot_ref = _div(s[ref_terms[0]], s[ref_terms[1]])
+        mvot_ref = _div(s[ref_terms.total], s[ref_terms.count])
         tes = _div(_div(mvot_stat(s), mvot_ref), _div(_tc(s, mine), _tc(s, ref)))
         # Undefined where MVOT_ref <= 0 (the ratio is meaningless) or a cost is 0.
         return np.where((mvot_ref > 0) & (_tc(s, mine) > 0) & (_tc(s, ref) > 0), tes, np.nan)
 
     full = boot.sums(names)[0]
-    mvot_ref_full = float(_div(full[ref_terms[0]], full[ref_terms[1]])[0])
+    mvot_ref_full = float(_div(full[ref_terms.total], full[ref_terms.count])[0])
     reason = ("MVOT_ref <= 0: the reference compressor does no better than the amnesiac" if mvot_ref_full <= 0
               else "the system spends no tokens (TC = 0)" if float(_tc(full, mine)[0]) == 0
               else "the reference compressor spends no tokens (TC_ref = 0)")
