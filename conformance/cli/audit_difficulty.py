@@ -21,13 +21,15 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
     import json
 
     from conformance.report.difficulty import audit
-    from conformance.runner.job import run_job
+    from conformance.runner.job import run
+    from conformance.runner.request import RunRequest
     from conformance.runner.run import Selection
 
     fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
-    doc = run_job(["recent", "keyword"], fixtures_dir, gold_dir, records_dir=records_dir,
-                  selection=Selection(splits=tuple(split), include_holdout=include_holdout))
-    result = audit({name: rows for name, rows in doc._rows.items() if name != "oracle"})
+    doc, rows_of = run(RunRequest(adapters=["recent", "keyword"], fixtures_dir=fixtures_dir, gold_dir=gold_dir,
+                                  records_dir=records_dir,
+                                  selection=Selection(splits=tuple(split), include_holdout=include_holdout)))
+    result = audit({name: rows for name, rows in rows_of.items() if name != "oracle"})
     result["fixtures_hash"] = doc.receipt.fixtures_hash
     out_path = out_path or Path(fixtures_dir) / "_difficulty.json"
     out_path.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")

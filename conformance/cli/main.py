@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
 from rich.console import Console
@@ -118,10 +119,7 @@ class _GateType(click.ParamType):
               help="On an unexpected error (a bug), print its traceback as well as the one-line message.")
 @click.version_option(package_name="drift-conformance")
 @click.pass_context
-def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, split, include_holdout, k, budget,
-         encoding, gate, seed, bootstrap, repeat, concurrency, fresh_process, resume, baseline_system, records_dir, out, as_json, quiet,
-         compare_with, update_baseline, sealed_holdout, answer_model, judge_model, allow_alias, answer_max_tokens,
-         budget_usd, llm_cache, known_bad, verbose):
+def main(ctx, **options):
     """Run memory systems through the DRIFT budget gate and score them against sealed gold.
 
     \b
@@ -134,87 +132,111 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     if ctx.invoked_subcommand is not None:
         return
     from conformance.runner.job import scored_anything
-    from conformance.runner.run import RunConfig, Selection
 
-    fixtures_dir, gold_dir = corpus_folders(fixtures, gold)
-    selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
-                          splits=tuple(split), include_holdout=include_holdout)
-    adapters = list(adapter) or ["keyword"]
-    n_boot, out_path = bootstrap, out
-    config = RunConfig(k=k, budget_tokens=budget, encoding=encoding)
-    show = not quiet
+    o = SimpleNamespace(**options)
+    show = not o.quiet
     from conformance.secrets import redact
 
     log = (lambda msg: err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
+    folders = corpus_folders(o.fixtures, o.gold)
+    _refuse_contradictions(o)
+    with contextlib.ExitStack() as stack:
+        request = _run_request(o, folders, stack, log)
+        doc, _ = _run_with_progress(request, log, show)
+    _publish(doc, o.out, o.as_json)
+    if not doc.complete:
+        shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
+        plural = "s" if len(doc.errors) != 1 else ""
+        raise Failure(f"the run is incomplete: {len(doc.errors)} error{plural} (each says what was scored and how to go "
+                      f"on; a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
+                      f"\n  {shown}")
+    if not scored_anything(doc):
+        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+    if o.compare_with is not None or o.update_baseline:
+        ctx.exit(_gate_after_run(doc, o.compare_with, o.update_baseline,
+                                 echo=(lambda text: err.print(text, markup=False)) if o.as_json else click.echo))
 
-    if (compare_with is not None or update_baseline) and known_bad is not None:
+
+def _refuse_contradictions(o: SimpleNamespace) -> None:
+    """Options that cannot go together, refused before anything runs."""
+    gating = o.compare_with is not None or o.update_baseline
+    if gating and o.known_bad is not None:
         raise Failure("--known-bad leaves probes out of the gate cells, so the gate would see them as removed gold: "
                       "the CI gate (--compare, --update-baseline) scores every probe; retire doubtful items from "
                       "fixture and gold instead (nothing was run)")
-    if (compare_with is not None or update_baseline) and include_holdout:
+    if gating and o.include_holdout:
         raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
                       "uses holdout scenarios: drop one or the other (nothing was run)")
-    if resume is not None:
+    if o.resume is not None:
         import re
 
         from conformance.contract.fixture import ID_PATTERN
 
-        if not re.match(ID_PATTERN, resume):
-            raise Failure(f"--resume {resume[:80]!r}: not a run id (the folder name under --records-dir, e.g. "
+        if not re.match(ID_PATTERN, o.resume):
+            raise Failure(f"--resume {o.resume[:80]!r}: not a run id (the folder name under --records-dir, e.g. "
                           "20261129T171348Z-4c40e7)")
-    with contextlib.ExitStack() as stack:
-        sealed = None
-        if sealed_holdout:
-            from conformance.world.sealed import read_secret, sealed_corpus, seed_fingerprint
-
-            if update_baseline or compare_with is not None:
-                raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
-                              "never uses holdout scenarios")
-            secret = read_secret()
-            log("generating the sealed holdout from DRIFT_HOLDOUT_SEED")
-            fixtures_dir, gold_dir, sealed_ids = stack.enter_context(sealed_corpus(fixtures_dir, gold_dir, secret))
-            # A --scenario pattern also picks the sealed twin of the holdout scenarios it names.
-            patterns = selection.patterns + tuple(f"sealed-{p}" for p in selection.patterns)
-            selection = Selection(patterns=patterns, paradigms=selection.paradigms,
-                                  horizons=selection.horizons, splits=selection.splits, include_holdout=True)
-            sealed = {"seed_sha256": seed_fingerprint(secret), "scenarios": sealed_ids}
-            del secret
-        if resume and sealed_holdout:
-            raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
-        from conformance.llm.settings import llm_settings
-        from conformance.runner.job import load_known_bad
-
-        bad = load_known_bad(known_bad) if known_bad is not None else None
-        llm = llm_settings(answer_model, judge_model, allow_alias=allow_alias, budget_usd=budget_usd,
-                           cache_dir=llm_cache or paths.cache_dir() / "llm", answer_max_tokens=answer_max_tokens)
-        for warning in llm.warnings if llm is not None else ():
-            err.print(f"warning: {warning}", markup=False, highlight=False)
-        doc = _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot,
-                                 log, repeat, baseline_system, isolation, show, sealed,
-                                 dict(concurrency=concurrency, resume=bool(resume), run_id=resume, gate=gate, llm=llm,
-                                      known_bad=bad, fresh_process=fresh_process))
-    _publish(doc, out_path, as_json)
-    if not doc.complete:
-        shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
-        raise Failure(f"the run is incomplete: {len(doc.errors)} error{'s' if len(doc.errors) != 1 else ''} (each says what was scored and how to go on; "
-                      f"a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
-                      f"\n  {shown}")
-    if not scored_anything(doc):
-        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
-    if compare_with is not None or update_baseline:
-        ctx.exit(_gate_after_run(doc, compare_with, update_baseline, echo=(lambda text: err.print(text, markup=False))
-                                 if as_json else click.echo))
+    if o.sealed_holdout and gating:
+        raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
+                      "never uses holdout scenarios")
 
 
-def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, records_dir, seed, n_boot, log, repeat,
-                       baseline_system, isolation, show, sealed, more):
-    from conformance.runner.job import run_job
+def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextlib.ExitStack, log):
+    """The :class:`~conformance.runner.request.RunRequest` of the options; a sealed holdout's
+    private corpus lives until ``stack`` closes."""
+    from conformance.llm.settings import llm_settings
+    from conformance.runner.job import load_known_bad
+    from conformance.runner.request import RunRequest
+    from conformance.runner.run import RunConfig, Selection
+
+    fixtures_dir, gold_dir = folders
+    selection = Selection(patterns=tuple(o.scenario), paradigms=tuple(o.paradigm), horizons=tuple(o.horizon),
+                          splits=tuple(o.split), include_holdout=o.include_holdout)
+    sealed = None
+    if o.sealed_holdout:
+        fixtures_dir, gold_dir, selection, sealed = _sealed(fixtures_dir, gold_dir, selection, stack, log)
+    if o.resume and o.sealed_holdout:
+        raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
+    bad = load_known_bad(o.known_bad) if o.known_bad is not None else None
+    llm = llm_settings(o.answer_model, o.judge_model, allow_alias=o.allow_alias, budget_usd=o.budget_usd,
+                       cache_dir=o.llm_cache or paths.cache_dir() / "llm", answer_max_tokens=o.answer_max_tokens)
+    for warning in llm.warnings if llm is not None else ():
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+    return RunRequest(adapters=list(o.adapter) or ["keyword"], fixtures_dir=fixtures_dir, gold_dir=gold_dir,
+                      records_dir=o.records_dir, selection=selection,
+                      config=RunConfig(k=o.k, budget_tokens=o.budget, encoding=o.encoding), seed=o.seed,
+                      n_boot=o.bootstrap, run_id=o.resume, repeats=o.repeat, baseline_system=o.baseline_system,
+                      isolation=o.isolation, sealed_holdout=sealed, concurrency=o.concurrency,
+                      resume=bool(o.resume), gate=o.gate, llm=llm, known_bad=bad, fresh_process=o.fresh_process)
+
+
+def _sealed(fixtures_dir: Path, gold_dir: Path, selection, stack: contextlib.ExitStack, log):
+    """``--sealed-holdout``: (fixtures, gold, selection, receipt block) of the corpus with the
+    sealed holdout generated from DRIFT_HOLDOUT_SEED; the secret itself is dropped here."""
+    from conformance.runner.run import Selection
+    from conformance.world.sealed import read_secret, sealed_corpus, seed_fingerprint
+
+    secret = read_secret()
+    log("generating the sealed holdout from DRIFT_HOLDOUT_SEED")
+    fixtures_dir, gold_dir, sealed_ids = stack.enter_context(sealed_corpus(fixtures_dir, gold_dir, secret))
+    # A --scenario pattern also picks the sealed twin of the holdout scenarios it names.
+    patterns = selection.patterns + tuple(f"sealed-{p}" for p in selection.patterns)
+    selection = Selection(patterns=patterns, paradigms=selection.paradigms, horizons=selection.horizons,
+                          splits=selection.splits, include_holdout=True)
+    sealed = {"seed_sha256": seed_fingerprint(secret), "scenarios": sealed_ids}
+    del secret
+    return fixtures_dir, gold_dir, selection, sealed
+
+
+def _run_with_progress(request, log, show: bool):
+    """:func:`conformance.runner.job.run` under a progress bar (on stderr, unless ``--quiet``)."""
+    from conformance.runner.job import run
     from conformance.runner.run import Progress as RunProgress
     from conformance.runner.run import select_fixtures
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=not show, transient=True) as bar:
-        total = len(select_fixtures(fixtures_dir, selection)[0]) if fixtures_dir.is_dir() else None
+        total = (len(select_fixtures(request.fixtures_dir, request.selection)[0])
+                 if request.fixtures_dir.is_dir() else None)
         scenarios_task = bar.add_task("scenarios", total=total)
         sessions_task = bar.add_task("sessions", total=None)
         started: list[str] = []
@@ -226,11 +248,8 @@ def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, reco
             bar.update(scenarios_task, description=f"scenario {scenario}")
             bar.reset(sessions_task, total=sessions, description="sessions")
 
-        return run_job(adapters, fixtures_dir, gold_dir, selection=selection, config=config, records_dir=records_dir,
-                       seed=seed, n_boot=n_boot, log=log, repeats=repeat, baseline_system=baseline_system,
-                       isolation=isolation, sealed_holdout=sealed, **more,
-                       progress=RunProgress(scenario_started=scenario_started,
-                                            session_done=lambda: bar.advance(sessions_task)))
+        return run(request, log=log, progress=RunProgress(scenario_started=scenario_started,
+                                                          session_done=lambda: bar.advance(sessions_task)))
 
 
 def _publish(doc, out_path: Path | None, as_json: bool) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RESULT_SCHEMA_VERSION = "1"
 
@@ -207,8 +207,6 @@ class InstrumentChecks(_Doc):
 
 
 class ResultDocument(_Doc):
-    _rows: dict = PrivateAttr(default_factory=dict)
-
     schema_version: str = RESULT_SCHEMA_VERSION
     receipt: Receipt
     systems: dict[str, SystemResult]

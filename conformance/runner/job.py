@@ -9,12 +9,13 @@ import secrets
 import subprocess
 import threading
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
 from conformance.answer.tokens import encoding
-from conformance.backend.client import Deadlines
 from conformance.contract.corpus import (
     corpus_version,
     fixture_files,
@@ -31,14 +32,15 @@ from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
-from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
-from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
+from conformance.runner.request import RunRequest
+from conformance.runner.run import Progress, RunConfig, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.scoring.rows import ProbeRow
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.instrument import GENERATED, instrument_checks
 from conformance.scoring.privacy import breach_note, scope_breach_rate
@@ -145,201 +147,283 @@ def versions(fixtures_dir: Path | None = None) -> dict[str, str]:
     return out
 
 
-def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
-            run_id: str | None = None, resume: bool = False, **options) -> ResultDocument:
-    """:func:`run_unlocked` holding the run folder's lock (:class:`~conformance.runner.records.RunLock`)
+def _silent(message: str) -> None:
+    pass
+
+
+def run(request: RunRequest, *, log: Callable[[str], None] = _silent, progress: Progress = Progress()
+        ) -> tuple[ResultDocument, dict[str, list[ProbeRow]]]:
+    """Run ``request.adapters`` (plus the none and oracle controls and the reference compressor)
+    and score them, holding the run folder's lock (:class:`~conformance.runner.records.RunLock`)
     from start to result, so two runners never write one run's records.
 
-    Raises:
-        RunLocked: another runner holds this run's folder (its pid, host and start time named).
-        And everything :func:`run_unlocked` raises.
-    """
-    if resume and not run_id:
-        raise JobError("--resume needs the id of the run to continue")
-    run_id = run_id or new_run_id()
-    with RunLock(Path(records_dir) / run_id):
-        return run_unlocked(adapters, fixtures_dir, gold_dir, records_dir=records_dir, run_id=run_id, resume=resume,
-                            **options)
-
-
-def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, selection: Selection = Selection(),
-            config: RunConfig = RunConfig(), records_dir: Path, seed: int = 0, n_boot: int = 2000,
-            deadlines: Deadlines = Deadlines(), log=lambda msg: None, progress: Progress = Progress(),
-            run_id: str | None = None, repeats: int = 1, baseline_system: str | None = None,
-            isolation: str | None = None, sealed_holdout: dict | None = None, concurrency: int = 1,
-            resume: bool = False, gate: BudgetGate = HARD, llm=None, known_bad: dict | None = None,
-            fresh_process: bool | None = None) -> ResultDocument:
-    """Run ``adapters`` (plus the none and oracle controls and the reference compressor) and score them.
-
-    ``repeats`` streams the whole corpus that many times into fresh namespaces; metrics
-    come from the first pass and ``noise_floor`` from the second minus the first.
-    ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
-    ``isolation`` (``"docker"`` or ``"process"``) overrides the mode each adapter spec implies,
-    controls included (``conformance.runner.systems.plan_adapter``).
-    ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
-    holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
-    ``concurrency``: scenarios streamed at once against the same adapter instances.
-    ``gate``: the budget gate variant (DRIFT §5.2: ``hard``, ``soft:K``, ``summary:N``),
-    recorded in the receipt config (``gate``, its ``--gate`` spelling) and, when not
-    hard, in the run header (so a resume with another gate is refused) and a receipt note.
-    ``resume``: continue run ``run_id`` from its records (scenarios with a
-    ``scenario_done`` record are kept, the rest rerun); the settings must be the same.
-    ``llm``: a :class:`conformance.llm.settings.LLMSettings` (``--answer-model``,
-    ``--judge-model``, ``--budget-usd``): the answer model answers every probe, the judge
-    grades free-form answers after streaming (:mod:`conformance.llm.judge`), and the result
-    gets ``spend``. A spent budget or an LLM error that survives its retries stops the run
-    cleanly: finished scenarios are scored, the result is incomplete (exit 2), the records
-    and the response cache keep everything paid for, and ``--resume`` continues.
-    ``fresh_process`` (``--fresh-process``): a new adapter process per scenario, so nothing an
-    adapter learns crosses scenarios; None means on exactly for published runs (holdout included
-    or sealed). Recorded in the receipt config (``fresh_process``) and, when on, the run header.
-    ``known_bad``: ``{"path", "sha256", "items": {probe id: reason}}`` (``--known-bad``): those
-    probes are asked as usual but left out of every metric, and each system's accuracy and
-    recall over them are reported apart (``SystemResult.known_bad``).
+    The stages: :func:`prepare` (select and validate the corpus, bind the options),
+    :func:`stream` (start the systems, stream the corpus, stop them), :func:`grade` (read the
+    records back; with an answer model, judge the answers), :func:`score` (every system's
+    metrics) and :func:`result_document` (receipt, faults, ceiling, instrument checks).
 
     A system that fails mid-run (crash, missed deadline, garbage) does not stop the run:
     its faults are recorded, its unanswered probes count as failed (same denominators for
     every system), and the result is marked incomplete (``complete`` false, ``errors``).
     So does an adapter that never becomes ready at the start (it exits, never serves, its
     Describe fails): it is scored as failed (``isolation.start_error``), the others run.
+    With ``request.llm``, a spent budget or an LLM error that survives its retries stops the
+    run cleanly: finished scenarios are scored, the result is incomplete (exit 2), the
+    records and the response cache keep everything paid for, and ``--resume`` continues.
+
+    Returns:
+        (the result document, per system label the probe rows it was scored from: the first
+        pass, ``--known-bad`` probes left out), so an in-process caller (the difficulty audit)
+        reads the rows without scoring again.
 
     Raises:
-        CorpusError: the corpus does not validate.
-        JobError: filters match nothing, the run was
+        RunLocked: another runner holds this run's folder (its pid, host and start time named).
+        CorpusError: the selected corpus does not validate.
+        JobError: filters match nothing, the options contradict each other, the run was
             interrupted (records kept; resume it), or a resume does not match its run.
     """
-    started_at = _now()
-    if resume and not run_id:
+    if request.resume and not request.run_id:
         raise JobError("--resume needs the id of the run to continue")
-    run_id = run_id or new_run_id()
-    for folder, what in ((fixtures_dir, "fixture"), (gold_dir, "gold")):
+    request = request.model_copy(update={"run_id": request.run_id or new_run_id()})
+    with RunLock(Path(request.records_dir) / request.run_id):
+        started_at = _now()
+        plan = prepare(request, log)
+        streamed = stream(plan, log, progress)
+        graded = grade(plan, streamed, log)
+        results, rows = score(plan, streamed, graded)
+        return result_document(plan, streamed, graded, results, rows, started_at), rows
+
+
+def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
+            log: Callable[[str], None] = _silent, progress: Progress = Progress(), **options) -> ResultDocument:
+    """:func:`run` from keyword options (the fields of :class:`RunRequest`), for library callers
+    that need the result document only.
+
+    Raises:
+        pydantic.ValidationError: an option that is not a :class:`RunRequest` field, or of the wrong type.
+        And everything :func:`run` raises.
+    """
+    request = RunRequest(adapters=adapters, fixtures_dir=fixtures_dir, gold_dir=gold_dir, records_dir=records_dir,
+                         **options)
+    return run(request, log=log, progress=progress)[0]
+
+
+@dataclass
+class Plan:
+    """What :func:`prepare` resolved from a request: the selected corpus and the binding a resume must match."""
+
+    request: RunRequest
+    config: RunConfig
+    """``request.config`` with the answer model as its answerer, when there is one."""
+    fresh_process: bool
+    fixtures: list[Path]
+    held_out: list[str]
+    """Holdout scenarios the selection left out."""
+    gold: dict
+    free_form: bool
+    specs: list[str]
+    """Adapter specs in start order: none, the reference compressor, then the request's."""
+    records_path: Path
+    binding: dict
+    done: frozenset
+    """(scenario id, repeat) passes a resumed run has already recorded."""
+    header: dict | None
+    """The ``run`` record to write first; None when resuming (it is already there)."""
+
+
+@dataclass
+class Streamed:
+    """What :func:`stream` leaves: the (closed) systems and the part of the corpus that finished."""
+
+    systems: list
+    scenarios: list[str]
+    fixtures: list[Path]
+    """The scored fixtures: all of the plan's, or those that finished before an LLM stop."""
+    gold: dict
+    stopped: str | None = None
+    """Why the run stopped early (an LLM budget or error), or None."""
+    finished: set | None = None
+    """After an early stop: the (scenario id, repeat) passes that finished."""
+
+
+@dataclass
+class Graded:
+    """The records scoring reads, split by ``--known-bad``, and what the LLM path graded and spent."""
+
+    records: list[dict]
+    bad_records: list[dict]
+    gold: dict
+    """Gold without the ``--known-bad`` probes."""
+    gold_all: dict
+    bad_ids: set
+    unmatched: set
+    """``--known-bad`` ids that name no probe of this run."""
+    grading: object | None
+    spend: dict | None
+
+
+def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
+    """Select and validate the corpus and bind the options, before any adapter starts.
+
+    Raises:
+        CorpusError: a selected fixture or its gold does not validate.
+        JobError: missing folders, filters that match nothing, contradicting options, or a
+            resume whose records are missing or were recorded with other options.
+    """
+    r = request
+    for folder, what in ((r.fixtures_dir, "fixture"), (r.gold_dir, "gold")):
         if not Path(folder).is_dir():
             raise JobError(f"{what} folder {folder} does not exist")
-    if not fixture_files(fixtures_dir):
-        raise JobError(f"no fixtures (*.jsonl) in {fixtures_dir}")
-    fixtures, held_out = select_fixtures(fixtures_dir, selection)
+    if not fixture_files(r.fixtures_dir):
+        raise JobError(f"no fixtures (*.jsonl) in {r.fixtures_dir}")
+    fixtures, held_out = select_fixtures(r.fixtures_dir, r.selection)
     if not fixtures:
-        filters = ", ".join(f"{k}={v}" for k, v in selection.describe().items() if v)
-        raise JobError(f"the filters ({filters or 'none'}) match no fixture in {fixtures_dir}"
+        filters = ", ".join(f"{k}={v}" for k, v in r.selection.describe().items() if v)
+        raise JobError(f"the filters ({filters or 'none'}) match no fixture in {r.fixtures_dir}"
                        + (f" ({len(held_out)} holdout scenarios need --include-holdout)" if held_out else ""))
     # Only what this run reads is validated; `drift-conformance validate` checks the whole corpus.
-    gold = validate_selection(fixtures, gold_dir)
+    gold = validate_selection(fixtures, r.gold_dir)
     free_form = any(read_header(p).free_form for p in fixtures)
-
-    if repeats < 1:
-        raise JobError(f"--repeat must be at least 1, got {repeats}")
+    if r.repeats < 1:
+        raise JobError(f"--repeat must be at least 1, got {r.repeats}")
+    fresh_process = r.fresh_process
     if fresh_process is None:
-        fresh_process = selection.include_holdout or sealed_holdout is not None
-    if fresh_process and concurrency > 1:
+        fresh_process = r.selection.include_holdout or r.sealed_holdout is not None
+    if fresh_process and r.concurrency > 1:
         raise JobError(f"--fresh-process (the default with --include-holdout and --sealed-holdout) starts a new "
-                       f"adapter process per scenario, which --concurrency {concurrency} cannot share: pass "
+                       f"adapter process per scenario, which --concurrency {r.concurrency} cannot share: pass "
                        "--concurrency 1 or --no-fresh-process")
-    specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
-    records_path = Path(records_dir) / run_id / "records.jsonl"
-    if llm is not None and llm.answer is not None:
-        config = dataclasses.replace(config, answerer=llm.answer)
-    binding = {"adapters": specs, "selection": selection.describe(), "selection_hash": selection_hash(fixtures, gold_dir),
-               "k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
-               "flush_timeout_s": config.flush_timeout_s, "repeats": repeats, "isolation": isolation}
-    if llm is not None:
-        binding.update(llm.binding())  # only when set: headers of hermetic runs keep their shape
+    specs = ["none", REFERENCE] + [a for a in r.adapters if a not in ("none", REFERENCE)]
+    records_path = Path(r.records_dir) / r.run_id / "records.jsonl"
+    config = r.config
+    if r.llm is not None and r.llm.answer is not None:
+        config = dataclasses.replace(config, answerer=r.llm.answer)
+    binding = _binding(r, specs, fixtures, config, fresh_process)
+    done: frozenset = frozenset()
+    header: dict | None = {"kind": "run", "run_id": r.run_id, "binding": binding}
+    if r.resume:
+        done, header = _resumable(records_path, binding), None
+        if r.llm is not None:
+            # --budget-usd bounds the run, not each invocation: earlier invocations' spend counts.
+            r.llm.budget.carry(sum(c["usd"] for c in read_spend_ledger(records_path.parent)))
+        log(f"resuming run {r.run_id}: {len(done)} scenario passes already recorded")
+    return Plan(request=r, config=config, fresh_process=fresh_process, fixtures=fixtures, held_out=held_out,
+                gold=gold, free_form=free_form, specs=specs, records_path=records_path, binding=binding, done=done,
+                header=header)
+
+
+def _binding(r: RunRequest, specs: list[str], fixtures: list[Path], config: RunConfig, fresh_process: bool) -> dict:
+    """The options a resume must repeat (the run header's ``binding``)."""
+    binding = {"adapters": specs, "selection": r.selection.describe(),
+               "selection_hash": selection_hash(fixtures, r.gold_dir), "k": config.k,
+               "budget_tokens": config.budget_tokens, "encoding": config.encoding,
+               "flush_timeout_s": config.flush_timeout_s, "repeats": r.repeats, "isolation": r.isolation}
+    if r.llm is not None:
+        binding.update(r.llm.binding())  # only when set: headers of hermetic runs keep their shape
     if fresh_process:
         binding["fresh_process"] = True  # only when on: other headers keep their shape
-    if not gate.is_hard:
+    if not r.gate.is_hard:
         # Only when not hard: hard-gate headers stay as they were, and a run recorded before
         # --gate existed resumes as hard (a missing key compares as None against "soft:K").
-        binding["gate"] = str(gate)
-    done: frozenset = frozenset()
-    header: dict | None = {"kind": "run", "run_id": run_id, "binding": binding}
-    if resume:
-        done, header = _resumable(records_path, binding), None
-        if llm is not None:
-            # --budget-usd bounds the run, not each invocation: earlier invocations' spend counts.
-            llm.budget.carry(sum(c["usd"] for c in read_spend_ledger(records_path.parent)))
-        log(f"resuming run {run_id}: {len(done)} scenario passes already recorded")
+        binding["gate"] = str(r.gate)
+    return binding
+
+
+def stream(plan: Plan, log: Callable[[str], None], progress: Progress) -> Streamed:
+    """Start the systems, stream the corpus through them into the records, and stop them.
+
+    Raises:
+        JobError: two systems share a label, ``--baseline-system`` names none of them, or an
+            LLM stop left no finished scenario.
+        JobInterrupted: Ctrl-C or SIGTERM (adapters stopped, records kept).
+    """
+    r = plan.request
     systems: list = []
     # tiktoken's one-off load (seconds) overlaps the adapters' start-up.
-    tokenizer = threading.Thread(target=_load_encoding, args=(config.encoding,), name="tiktoken-load", daemon=True)
+    tokenizer = threading.Thread(target=_load_encoding, args=(plan.config.encoding,), name="tiktoken-load",
+                                 daemon=True)
     tokenizer.start()
     try:
-        log(f"starting adapters {', '.join(specs)}")
-        # The reference compressor runs as the normaliser unless the user asked to test it.
-        kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in adapters else None
-                 for spec in specs]
-        systems.extend(open_systems(list(zip(specs, kinds)), deadlines, log=log, isolation=isolation, tolerate=True))
-        tokenizer.join()
-        systems.insert(1, OracleSystem(gold))
-        labels = [s.label for s in systems]
-        if len(set(labels)) != len(labels):
-            raise JobError(f"two adapters share a name: {labels}; run them separately")
-        if baseline_system is not None and baseline_system not in labels:
-            raise JobError(f"--baseline-system {baseline_system}: not a system of this run ({', '.join(labels)})")
-        log(f"records: {records_path}")
-        if llm is not None:
-            llm.budget.on_charge = spend_ledger_writer(records_path.parent)
-        stopped = None
+        _open(plan, systems, tokenizer, log)
+        log(f"records: {plan.records_path}")
+        if r.llm is not None:
+            r.llm.budget.on_charge = spend_ledger_writer(plan.records_path.parent)
         try:
-            summary = run_corpus(fixtures, systems, records_path, config, namespace_prefix=f"drift-{run_id}",
-                                 progress=progress, repeats=repeats, concurrency=concurrency, done=done,
-                                 header=header, gate=gate, fresh_process=fresh_process)
+            summary = run_corpus(plan.fixtures, systems, plan.records_path, plan.config,
+                                 namespace_prefix=f"drift-{r.run_id}", progress=progress, repeats=r.repeats,
+                                 concurrency=r.concurrency, done=plan.done, header=plan.header, gate=r.gate,
+                                 fresh_process=plan.fresh_process)
         except LLMError as exc:
             # A spent budget or an API that stays down: stop cleanly, score what finished.
-            stopped = (f"the run stopped early: {exc} Records and cached answers are kept in {records_path.parent}; "
-                       f"continue with --resume {run_id} (and the same options)")
+            stopped = (f"the run stopped early: {exc} Records and cached answers are kept in "
+                       f"{plan.records_path.parent}; continue with --resume {r.run_id} (and the same options)")
             log(stopped)
-            summary = None
+            return _finished_part(plan, systems, stopped)
         except KeyboardInterrupt:
-            raise JobInterrupted(f"interrupted; adapters stopped; records so far are kept in {records_path}; continue "
-                           f"with --resume {run_id} (and the same options)") from None
+            raise JobInterrupted(f"interrupted; adapters stopped; records so far are kept in {plan.records_path}; "
+                                 f"continue with --resume {r.run_id} (and the same options)") from None
     finally:
         close_systems(systems)
+    return Streamed(systems=systems, scenarios=summary.scenarios, fixtures=plan.fixtures, gold=plan.gold)
 
-    if stopped is not None:
-        finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(records_path)
-                    if r.get("kind") == "scenario_done"}
-        fixtures = [p for p in fixtures if (p.stem, 1) in finished]
-        if not fixtures:
-            raise JobError(f"{stopped}. No scenario finished, so no result was written")
-        gold = {p.stem: gold[p.stem] for p in fixtures}
-        summary = RunSummary(records_path=records_path, scenarios=[p.stem for p in fixtures])
-    else:
-        finished = None
+
+def _open(plan: Plan, systems: list, tokenizer: threading.Thread, log: Callable[[str], None]) -> None:
+    """Start every system into ``systems`` (the caller closes them, also when this raises)."""
+    r = plan.request
+    log(f"starting adapters {', '.join(plan.specs)}")
+    # The reference compressor runs as the normaliser unless the user asked to test it.
+    kinds = ["control" if spec == "none" else "reference" if spec == REFERENCE and spec not in r.adapters else None
+             for spec in plan.specs]
+    systems.extend(open_systems(list(zip(plan.specs, kinds)), r.deadlines, log=log, isolation=r.isolation,
+                                tolerate=True))
+    tokenizer.join()
+    systems.insert(1, OracleSystem(plan.gold))
+    labels = [s.label for s in systems]
+    if len(set(labels)) != len(labels):
+        raise JobError(f"two adapters share a name: {labels}; run them separately")
+    if r.baseline_system is not None and r.baseline_system not in labels:
+        raise JobError(f"--baseline-system {r.baseline_system}: not a system of this run ({', '.join(labels)})")
+
+
+def _finished_part(plan: Plan, systems: list, stopped: str) -> Streamed:
+    """After an LLM stop: the scenarios whose first pass finished, which alone are scored."""
+    finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(plan.records_path)
+                if r.get("kind") == "scenario_done"}
+    fixtures = [p for p in plan.fixtures if (p.stem, 1) in finished]
+    if not fixtures:
+        raise JobError(f"{stopped}. No scenario finished, so no result was written")
+    return Streamed(systems=systems, scenarios=[p.stem for p in fixtures], fixtures=fixtures,
+                    gold={p.stem: plan.gold[p.stem] for p in fixtures}, stopped=stopped, finished=finished)
+
+
+def grade(plan: Plan, streamed: Streamed, log: Callable[[str], None]) -> Graded:
+    """Read the records scoring needs back (compacted), grade the answer model's answers
+    (with ``--judge-model``, the judge's verdicts), total the spend, and split off the
+    ``--known-bad`` probes.
+
+    Raises:
+        JobInterrupted: Ctrl-C or SIGTERM while judging (verdicts so far are kept).
+    """
+    r = plan.request
     shared: dict = {}
-    records = [compact(r, shared) for r in iter_records(records_path) if r.get("kind") in ("store", "probe", "state")
-               and (finished is None or (r["scenario_id"], r.get("repeat", 1)) in finished)]
-    grading = None
-    if llm is not None and llm.answer is not None:
-        try:
-            grading = grade_records(records, gold, llm.judge, seed=seed, out_dir=records_path.parent, log=log)
-        except KeyboardInterrupt:
-            raise JobInterrupted(f"interrupted while judging; adapters stopped; records and verdicts so far are kept in "
-                           f"{records_path.parent}; continue with --resume {run_id} (and the same options): "
-                           "cached answers and verdicts cost nothing") from None
-        for record in records:
-            if record["kind"] != "probe":
-                continue
-            record["answer_scored"] = True
-            grade = grading.grades.get((record["system"], record["scenario_id"], record["probe_id"],
-                                        record.get("repeat", 1)))
-            if grade is not None and grading.error and not record.get("closed"):
-                # Judging stopped early: each system would be scored on a different, non-random
-                # subset of its free-form answers, so none is (n/a, with the reason).
-                grade = {**grade, "correct": None}
-            if grade is not None:
-                record["grade"] = grade
-    spend = llm_spend(records, llm, records_path.parent) if llm is not None else None
+    records = [compact(x, shared) for x in iter_records(plan.records_path)
+               if x.get("kind") in ("store", "probe", "state")
+               and (streamed.finished is None or (x["scenario_id"], x.get("repeat", 1)) in streamed.finished)]
+    grading = _judge(plan, streamed, records, log) if r.llm is not None and r.llm.answer is not None else None
+    spend = llm_spend(records, r.llm, plan.records_path.parent) if r.llm is not None else None
     internal = systems_llm_usage(records)
     if internal:
         # Systems' own LLM calls (mem0 infer, graphiti, the reference compressor's LLM form): their
         # tokens as they report them; priced by their own providers, so no USD here.
         spend = {**(spend or {}), "systems": internal}
     # --known-bad: listed probes leave the headline (every metric) and are scored apart.
-    bad_ids = set((known_bad or {}).get("items", {}))
-    gold_all, bad_records = gold, []
-    unmatched = bad_ids - {p.probe_id for g in gold.values() for p in g.probes}
+    bad_ids = set((r.known_bad or {}).get("items", {}))
+    gold_all = gold = streamed.gold
+    unmatched = bad_ids - {p.probe_id for g in gold_all.values() for p in g.probes}
     if unmatched:
         log(f"--known-bad: {len(unmatched)} listed ids name no probe of this run: "
             + ", ".join(sorted(unmatched)[:5]))
+    bad_records: list[dict] = []
     if bad_ids:
         kept = []
         for record in records:
@@ -347,156 +431,256 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
         records = kept
         gold = {sid: g.model_copy(update={"probes": [p for p in g.probes if p.probe_id not in bad_ids]})
                 for sid, g in gold_all.items()}
+    return Graded(records=records, bad_records=bad_records, gold=gold, gold_all=gold_all, bad_ids=bad_ids,
+                  unmatched=unmatched, grading=grading, spend=spend)
+
+
+def _judge(plan: Plan, streamed: Streamed, records: list[dict], log: Callable[[str], None]):
+    """Grade the answer model's answers (:func:`conformance.llm.judge.grade_records`) and mark
+    each probe record with its grade, in place."""
+    r = plan.request
+    try:
+        grading = grade_records(records, streamed.gold, r.llm.judge, seed=r.seed, out_dir=plan.records_path.parent,
+                                log=log)
+    except KeyboardInterrupt:
+        raise JobInterrupted(f"interrupted while judging; adapters stopped; records and verdicts so far are kept in "
+                             f"{plan.records_path.parent}; continue with --resume {r.run_id} (and the same options): "
+                             "cached answers and verdicts cost nothing") from None
+    for record in records:
+        if record["kind"] != "probe":
+            continue
+        record["answer_scored"] = True
+        grade = grading.grades.get((record["system"], record["scenario_id"], record["probe_id"],
+                                    record.get("repeat", 1)))
+        if grade is not None and grading.error and not record.get("closed"):
+            # Judging stopped early: each system would be scored on a different, non-random
+            # subset of its free-form answers, so none is (n/a, with the reason).
+            grade = {**grade, "correct": None}
+        if grade is not None:
+            record["grade"] = grade
+    return grading
+
+
+@dataclass
+class Scoring:
+    """Per system label, what its result is built from: records and probe rows of the first
+    pass (and of the second, ``--repeat 2``), DRIFT suites and the state audit."""
+
+    by_system: dict[str, list[dict]]
+    second: dict[str, list[dict]]
+    audits: dict[str, dict | None]
+    sessions_of: dict[str, dict[str, str]]
+    """Per scenario, evidence message id -> session id."""
+    paradigm_of: dict[str, str]
+    rows: dict[str, list[ProbeRow]]
+    rows2: dict[str, list[ProbeRow]]
+    suites: dict
+    suites2: dict
+
+
+def score(plan: Plan, streamed: Streamed, graded: Graded
+          ) -> tuple[dict[str, SystemResult], dict[str, list[ProbeRow]]]:
+    """Every system's :class:`SystemResult`, and its first-pass probe rows, by label."""
+    scoring = _scoring(plan, streamed, graded)
+    results = {system.label: _system_result(system, plan, graded, scoring) for system in streamed.systems}
+    return results, scoring.rows
+
+
+def _scoring(plan: Plan, streamed: Streamed, graded: Graded) -> Scoring:
+    r = plan.request
     by_system: dict[str, list[dict]] = defaultdict(list)
     second: dict[str, list[dict]] = defaultdict(list)
-    for record in records:
+    for record in graded.records:
         (by_system if record.get("repeat", 1) == 1 else second)[record["system"]].append(record)
-    del records
+    graded.records = []  # by_system and second hold them now
     # The memory-state audit: a system whose Snapshot disagrees with Retrieve is scored without it.
     audits = {label: apply_state_audit(recs) for label, recs in by_system.items()}
     # Only evidence ids are looked up (recall); keeping every message id would grow with the run.
     sessions_of = {}
-    for p in fixtures:
-        evidence = {e for probe in gold_all[p.stem].probes for e in probe.evidence}
+    for p in streamed.fixtures:
+        evidence = {e for probe in graded.gold_all[p.stem].probes for e in probe.evidence}
         sessions_of[p.stem] = {m: s for m, s in session_index(p).items() if m in evidence}
-    paradigm_of = {p.stem: read_header(p).paradigm for p in fixtures}
+    paradigm_of = {p.stem: read_header(p).paradigm for p in streamed.fixtures}
+    answered = r.llm is not None and r.llm.answer is not None
 
-    def probe_rows(recs: list[dict], label: str):
-        return build_probe_rows([r for r in recs if r["kind"] == "probe"], gold, sessions_of)
+    def probe_rows(recs: list[dict]):
+        return build_probe_rows([x for x in recs if x["kind"] == "probe"], graded.gold, sessions_of)
 
-    rows = {s.label: probe_rows(by_system[s.label], s.label) for s in systems}
-    answered = llm is not None and llm.answer is not None
-    suites = {s.label: drift_suite(s.label, rows, by_system, gold, paradigm_of, n_boot=n_boot, seed=seed,
-                                   answer_model=answered)
-              for s in systems}
-    rows2 = {s.label: probe_rows(second[s.label], s.label) for s in systems if second.get(s.label)}
-    suites2 = {label: drift_suite(label, rows2, second, gold, paradigm_of, n_boot=n_boot, seed=seed,
-                                  answer_model=answered)
-               for label in rows2}
-    results: dict[str, SystemResult] = {}
-    for system in systems:
-        recs = by_system[system.label]
-        metrics = score_system(rows[system.label], [r for r in recs if r["kind"] == "store"],
-                               [r for r in recs if r["kind"] == "probe"], n_boot=n_boot, seed=seed)
-        suite = suites[system.label]
-        metrics.update(suite.metrics)
-        audit = audits.get(system.label)
-        if audit is not None and not audit["passed"]:
-            metrics = audit_reasons(metrics)
-        if grading is not None and grading.error:
-            for name, metric in metrics.items():
-                if metric.value is None and (metric.reason == FREE_FORM_REASON
-                                             or "need an answer model" in (metric.reason or "")):
-                    metrics[name] = metric.model_copy(update={"reason": "judging stopped early (see errors): free-form "
-                                                                        "accuracy is not published on a partial subset"})
+    def suite(label: str, rows: dict, records: dict):
+        return drift_suite(label, rows, records, graded.gold, paradigm_of, n_boot=r.n_boot, seed=r.seed,
+                           answer_model=answered)
 
-        def paired(other: str, mine=rows[system.label], suite=suite) -> dict:
-            # Per-probe differences, then DRIFT metrics from the shared count matrix.
-            return {**paired_vs(mine, rows[other], n_boot=n_boot, seed=seed),
-                    **paired_suite(suite, suites[other])}
+    labels = [s.label for s in streamed.systems]
+    rows = {label: probe_rows(by_system[label]) for label in labels}
+    suites = {label: suite(label, rows, by_system) for label in labels}
+    rows2 = {label: probe_rows(second[label]) for label in labels if second.get(label)}
+    suites2 = {label: suite(label, rows2, second) for label in rows2}
+    return Scoring(by_system=by_system, second=second, audits=audits, sessions_of=sessions_of,
+                   paradigm_of=paradigm_of, rows=rows, rows2=rows2, suites=suites, suites2=suites2)
 
-        paired_none = {} if system.label == "none" else paired("none")
-        versus = {} if baseline_system in (None, system.label) else paired(baseline_system)
-        noise = {}
-        if system.label in rows2:
-            noise = {**paired_vs(rows2[system.label], rows[system.label], n_boot=n_boot, seed=seed),
-                     **paired_suite(suites2[system.label], suite)}
-        notes = []
-        failures = infra_failures(recs)
-        if failures:
-            notes.append(f"{failures} probes unanswered after a fault (crash, missed deadline or garbage reply): "
-                         "counted as failed, so every system keeps the same denominators")
-        if not system.provenance:
-            notes.append("no provenance: recall is n/a, never guessed")
-        if audit is not None and not audit["passed"]:
-            notes.append(AUDIT_FINDING_NOTE)
-        if suite.measurement.get("selectivity", "").startswith("marker"):
-            notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
-        metrics["scope_breach_rate"] = scope_breach_rate(recs, n_boot=n_boot, seed=seed)
-        breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
-                             bool((system.describe or {}).get("capabilities", {}).get("scopes")))
-        notes.extend(violation_notes(recs) + ([breach] if breach else []))
-        if system.label == "oracle":
-            notes.extend(oracle_notes(recs, config))
-        judging = {}
-        if grading is not None:
-            judging = judging_counts(grading.grades, system.label)
-            if judging["judge_unparseable"]:
-                notes.append(f"{judging['judge_unparseable']} judge verdicts were neither CORRECT nor INCORRECT: "
-                             "counted as wrong")
-            if judging["not_judged"]:
-                notes.append(f"{judging['not_judged']} answers were not judged (judging stopped early): left out "
-                             "of accuracy, so it rests on fewer probes")
-        apart = {}
-        if bad_ids:
-            apart = known_bad_metrics([r for r in bad_records if r["system"] == system.label
-                                       and r.get("repeat", 1) == 1], gold_all, bad_ids, sessions_of,
-                                      n_boot=n_boot, seed=seed)
-        results[system.label] = SystemResult(adapter=getattr(system, "spec", system.label), kind=system.kind,
-                                             known_bad=apart,
-                                             describe=system.describe, isolation=system.isolation,
-                                             metrics=metrics, paired_vs_none=paired_none, paired_vs_baseline=versus,
-                                             baseline_system=baseline_system if versus else None,
-                                             noise_floor=noise, measurement=suite.measurement,
-                                             series=suite.series, notes=notes, judging=judging,
-                                             state_audit=audit,
-                                             findings=provenance_findings(
-                                                 [r for r in recs if r["kind"] == "probe"], config.budget_tokens,
-                                                 {r["session_id"] for r in recs if r["kind"] == "store"}),
-                                             gate=gate_view(rows[system.label], paradigm_of, system.describe,
-                                                            rows2.get(system.label)))
 
+def _system_result(system, plan: Plan, graded: Graded, s: Scoring) -> SystemResult:
+    r, label = plan.request, system.label
+    recs = s.by_system[label]
+    probes = [x for x in recs if x["kind"] == "probe"]
+    metrics = _system_metrics(label, plan, graded, s)
+    paired_none, versus, noise = _paired_blocks(label, r, s)
+    judging = judging_counts(graded.grading.grades, label) if graded.grading is not None else {}
+    apart = {}
+    if graded.bad_ids:
+        apart = known_bad_metrics([x for x in graded.bad_records if x["system"] == label and x.get("repeat", 1) == 1],
+                                  graded.gold_all, graded.bad_ids, s.sessions_of, n_boot=r.n_boot, seed=r.seed)
+    return SystemResult(adapter=getattr(system, "spec", label), kind=system.kind, known_bad=apart,
+                        describe=system.describe, isolation=system.isolation, metrics=metrics,
+                        paired_vs_none=paired_none, paired_vs_baseline=versus,
+                        baseline_system=r.baseline_system if versus else None, noise_floor=noise,
+                        measurement=s.suites[label].measurement, series=s.suites[label].series,
+                        notes=_system_notes(system, plan, s, metrics, judging), judging=judging,
+                        state_audit=s.audits.get(label),
+                        findings=provenance_findings(probes, plan.config.budget_tokens,
+                                                     {x["session_id"] for x in recs if x["kind"] == "store"}),
+                        gate=gate_view(s.rows[label], s.paradigm_of, system.describe, s.rows2.get(label)))
+
+
+def _system_metrics(label: str, plan: Plan, graded: Graded, s: Scoring) -> dict:
+    """One system's metrics: per probe, the DRIFT suite, then the scope-breach rate."""
+    r, recs = plan.request, s.by_system[label]
+    metrics = score_system(s.rows[label], [x for x in recs if x["kind"] == "store"],
+                           [x for x in recs if x["kind"] == "probe"], n_boot=r.n_boot, seed=r.seed)
+    metrics.update(s.suites[label].metrics)
+    audit = s.audits.get(label)
+    if audit is not None and not audit["passed"]:
+        metrics = audit_reasons(metrics)
+    if graded.grading is not None and graded.grading.error:
+        for name, metric in metrics.items():
+            if metric.value is None and (metric.reason == FREE_FORM_REASON
+                                         or "need an answer model" in (metric.reason or "")):
+                metrics[name] = metric.model_copy(update={"reason": "judging stopped early (see errors): free-form "
+                                                                    "accuracy is not published on a partial subset"})
+    metrics["scope_breach_rate"] = scope_breach_rate(recs, n_boot=r.n_boot, seed=r.seed)
+    return metrics
+
+
+def _paired_blocks(label: str, r: RunRequest, s: Scoring) -> tuple[dict, dict, dict]:
+    """(paired_vs_none, paired_vs_baseline, noise_floor) of one system; {} where not asked for."""
+    def paired(mine, theirs, suite, other_suite) -> dict:
+        # Per-probe differences, then DRIFT metrics from the shared count matrix.
+        return {**paired_vs(mine, theirs, n_boot=r.n_boot, seed=r.seed), **paired_suite(suite, other_suite)}
+
+    rows, suite = s.rows[label], s.suites[label]
+    paired_none = {} if label == "none" else paired(rows, s.rows["none"], suite, s.suites["none"])
+    versus = ({} if r.baseline_system in (None, label)
+              else paired(rows, s.rows[r.baseline_system], suite, s.suites[r.baseline_system]))
+    noise = {}
+    if label in s.rows2:
+        noise = paired(s.rows2[label], rows, s.suites2[label], suite)
+    return paired_none, versus, noise
+
+
+def _system_notes(system, plan: Plan, s: Scoring, metrics: dict, judging: dict) -> list[str]:
+    label = system.label
+    recs, audit = s.by_system[label], s.audits.get(label)
+    notes = []
+    failures = infra_failures(recs)
+    if failures:
+        notes.append(f"{failures} probes unanswered after a fault (crash, missed deadline or garbage reply): "
+                     "counted as failed, so every system keeps the same denominators")
+    if not system.provenance:
+        notes.append("no provenance: recall is n/a, never guessed")
+    if audit is not None and not audit["passed"]:
+        notes.append(AUDIT_FINDING_NOTE)
+    if s.suites[label].measurement.get("selectivity", "").startswith("marker"):
+        notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
+    breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
+                         bool((system.describe or {}).get("capabilities", {}).get("scopes")))
+    notes.extend(violation_notes(recs) + ([breach] if breach else []))
+    if label == "oracle":
+        notes.extend(oracle_notes(recs, plan.config))
+    if judging.get("judge_unparseable"):
+        notes.append(f"{judging['judge_unparseable']} judge verdicts were neither CORRECT nor INCORRECT: "
+                     "counted as wrong")
+    if judging.get("not_judged"):
+        notes.append(f"{judging['not_judged']} answers were not judged (judging stopped early): left out "
+                     "of accuracy, so it rests on fewer probes")
+    return notes
+
+
+def result_document(plan: Plan, streamed: Streamed, graded: Graded, results: dict[str, SystemResult],
+                    rows: dict[str, list[ProbeRow]], started_at: str) -> ResultDocument:
+    """The ``result.json`` document: receipt, systems, faults, oracle ceiling and instrument checks."""
+    r = plan.request
     receipt = Receipt(
-        fixtures_hash=fixtures_hash(fixtures_dir, gold_dir), gold_hash=gold_hash(gold_dir),
-        selection_hash=selection_hash(fixtures, gold_dir), scenario_hashes=scenario_hashes(fixtures, gold_dir),
-        scenarios=summary.scenarios,
-        config={"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
-                "flush_timeout_s": config.flush_timeout_s, "adapters": specs, **selection.describe(),
-                "bootstrap_resamples": n_boot,
-                "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
-                "answer_model": None, "judge_model": None,
-                **(llm.describe() if llm is not None else {}), "gate": str(gate), "repeats": repeats, "baseline_system": baseline_system,
-                "reference": REFERENCE, "amnesiac": AMNESIAC, "concurrency": concurrency,
-                "fresh_process": fresh_process, "resumed": resume, "host": host(), "fixtures_dir": str(fixtures_dir), "gold_dir": str(gold_dir),
-                "run_id": run_id, "records": str(records_path.resolve()),
-                **({"grades_sha256": file_sha256(records_path.parent / GRADES_FILE)[0]} if grading is not None else {}), "sealed_holdout": sealed_holdout,
-                **({"known_bad": {"path": known_bad["path"], "sha256": known_bad["sha256"],
-                                  "listed": len(bad_ids), "left_out": len({r["probe_id"] for r in bad_records})}}
-                   if bad_ids else {})},
-        git_commit=git_commit(), versions=versions(fixtures_dir),
-        isolation={s.label: s.isolation for s in systems}, seed=seed,
-        started_at=started_at, finished_at=_now(),
-        notes=(([FREE_FORM_JUDGED_NOTE if llm.judge is not None else FREE_FORM_EXACT_NOTE] if answered
-                else [FREE_FORM_NOTE]) if free_form else [])
-        + spec_departures(host(), concurrency, answered, _reference_form(results)) + (llm.notes if llm is not None else [])
-        + ([f"{len(held_out)} holdout scenarios left out (published runs add --include-holdout)"] if held_out else [])
-        + (["holdout scenarios included: a published run; never a CI gate input"] if selection.include_holdout
-           else [])
-        + internal_model_notes(results, llm)
-        + ([f"--known-bad: {len(unmatched)} listed ids name no probe of this run (typos, or other scenarios): "
-            + ", ".join(sorted(unmatched)[:5]) + (" ..." if len(unmatched) > 5 else "")] if unmatched else [])
-        + ([gate.note(config.budget_tokens)] if not gate.is_hard else [])
-        + ([f"sealed holdout: {len(sealed_holdout['scenarios'])} scenarios generated from a secret seed (SHA-256 "
-            f"{sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they exist in no "
-            "repository and were deleted after the run"] if sealed_holdout else []))
-    faults = _recorded_faults(records_path)
-    if stopped is not None:
-        faults.append(f"{stopped}. The {len(fixtures)} scenarios that finished are scored")
-    if grading is not None and grading.error:
-        faults.append(f"{grading.error} Free-form accuracy is n/a for every system (a partial judging would score "
-                      "each system on a different subset); fix the cause and rerun or --resume: cached answers and "
-                      "verdicts cost nothing")
+        fixtures_hash=fixtures_hash(r.fixtures_dir, r.gold_dir), gold_hash=gold_hash(r.gold_dir),
+        selection_hash=selection_hash(streamed.fixtures, r.gold_dir),
+        scenario_hashes=scenario_hashes(streamed.fixtures, r.gold_dir), scenarios=streamed.scenarios,
+        config=_receipt_config(plan, graded), git_commit=git_commit(), versions=versions(r.fixtures_dir),
+        isolation={s.label: s.isolation for s in streamed.systems}, seed=r.seed,
+        started_at=started_at, finished_at=_now(), notes=_receipt_notes(plan, graded, results))
+    faults = _recorded_faults(plan.records_path)
+    if streamed.stopped is not None:
+        faults.append(f"{streamed.stopped}. The {len(streamed.fixtures)} scenarios that finished are scored")
+    if graded.grading is not None and graded.grading.error:
+        faults.append(f"{graded.grading.error} Free-form accuracy is n/a for every system (a partial judging would "
+                      "score each system on a different subset); fix the cause and rerun or --resume: cached answers "
+                      "and verdicts cost nothing")
     ceiling = None
     if "oracle" in rows:
-        source_of = {p.stem: read_header(p).source for p in fixtures}
-        ceiling = oracle_ceiling(rows["oracle"], gold, source_of, config.k, config.budget_tokens,
-                                 import_flags(fixtures_dir))
-    checks = instrument_checks(results, generated=all(read_header(p).source.startswith(GENERATED) for p in fixtures),
-                               hard_gate=gate.is_hard)
-    doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
-                         oracle_ceiling=ceiling, instrument_checks=checks)
-    doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
-    return doc
+        source_of = {p.stem: read_header(p).source for p in streamed.fixtures}
+        ceiling = oracle_ceiling(rows["oracle"], graded.gold, source_of, plan.config.k, plan.config.budget_tokens,
+                                 import_flags(r.fixtures_dir))
+    generated = all(read_header(p).source.startswith(GENERATED) for p in streamed.fixtures)
+    checks = instrument_checks(results, generated=generated, hard_gate=r.gate.is_hard)
+    return ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=graded.spend,
+                          oracle_ceiling=ceiling, instrument_checks=checks)
+
+
+def _receipt_config(plan: Plan, graded: Graded) -> dict:
+    r, config, llm = plan.request, plan.config, plan.request.llm
+    answered = llm is not None and llm.answer is not None
+    out = {"k": config.k, "budget_tokens": config.budget_tokens, "encoding": config.encoding,
+           "flush_timeout_s": config.flush_timeout_s, "adapters": plan.specs, **r.selection.describe(),
+           "bootstrap_resamples": r.n_boot,
+           "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
+           "answer_model": None, "judge_model": None, **(llm.describe() if llm is not None else {}),
+           "gate": str(r.gate), "repeats": r.repeats, "baseline_system": r.baseline_system, "reference": REFERENCE,
+           "amnesiac": AMNESIAC, "concurrency": r.concurrency, "fresh_process": plan.fresh_process,
+           "resumed": r.resume, "host": host(), "fixtures_dir": str(r.fixtures_dir), "gold_dir": str(r.gold_dir),
+           "run_id": r.run_id, "records": str(plan.records_path.resolve())}
+    if graded.grading is not None:
+        out["grades_sha256"] = file_sha256(plan.records_path.parent / GRADES_FILE)[0]
+    out["sealed_holdout"] = r.sealed_holdout
+    if graded.bad_ids:
+        out["known_bad"] = {"path": r.known_bad["path"], "sha256": r.known_bad["sha256"],
+                            "listed": len(graded.bad_ids),
+                            "left_out": len({x["probe_id"] for x in graded.bad_records})}
+    return out
+
+
+def _receipt_notes(plan: Plan, graded: Graded, results: dict[str, SystemResult]) -> list[str]:
+    r, llm = plan.request, plan.request.llm
+    answered = llm is not None and llm.answer is not None
+    notes = []
+    if plan.free_form:
+        notes.append(FREE_FORM_NOTE if not answered else
+                     FREE_FORM_JUDGED_NOTE if llm.judge is not None else FREE_FORM_EXACT_NOTE)
+    notes += spec_departures(host(), r.concurrency, answered, _reference_form(results))
+    notes += llm.notes if llm is not None else []
+    if plan.held_out:
+        notes.append(f"{len(plan.held_out)} holdout scenarios left out (published runs add --include-holdout)")
+    if r.selection.include_holdout:
+        notes.append("holdout scenarios included: a published run; never a CI gate input")
+    notes += internal_model_notes(results, llm)
+    if graded.unmatched:
+        notes.append(f"--known-bad: {len(graded.unmatched)} listed ids name no probe of this run (typos, or other "
+                     "scenarios): " + ", ".join(sorted(graded.unmatched)[:5])
+                     + (" ..." if len(graded.unmatched) > 5 else ""))
+    if not r.gate.is_hard:
+        notes.append(r.gate.note(plan.config.budget_tokens))
+    if r.sealed_holdout:
+        notes.append(f"sealed holdout: {len(r.sealed_holdout['scenarios'])} scenarios generated from a secret seed "
+                     f"(SHA-256 {r.sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they "
+                     "exist in no repository and were deleted after the run")
+    return notes
 
 
 def _reference_form(results: dict) -> str:
