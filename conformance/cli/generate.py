@@ -35,24 +35,10 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
              scenario_files):
     """Write the canonical DRIFT corpus (byte-identical for the same seed) and its ledger,
     or (--scenario-file) a corpus of your own scenarios."""
-    import tempfile
-
     if (fixtures_dir is None) != (gold_dir is None):
         raise Failure("give --fixtures and --gold together (or neither, for the committed corpus)")
     if scenario_files:
-        if fixtures_dir is None:
-            raise Failure("--scenario-file writes a corpus of its own, never the committed one: pass --fixtures DIR "
-                          "--gold DIR")
-        if synthesizer != "template":
-            raise Failure("--scenario-file goes with the template synthesizer")
-        specs = user_scenarios(scenario_files)
-        rebuild = " ".join(["drift-conformance generate", *(f"--scenario-file {f}" for f in scenario_files),
-                            f"--seed {seed}"])
-        if check:
-            _check_generation(fixtures_dir, gold_dir, seed, rebuild, specs=specs, rebuild=rebuild)
-            return
-        ids = _generate_into(fixtures_dir, gold_dir, seed, specs=specs, rebuild=rebuild)
-        click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+        _generate_own_scenarios(fixtures_dir, gold_dir, seed, check, synthesizer, scenario_files)
         return
     if synthesizer == "llm":
         # Off by default; never the committed corpus (template-built), never --check.
@@ -65,47 +51,7 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         if not synth_model or budget_usd is None:
             raise Failure("--synthesizer llm needs --synth-model (a dated model id, e.g. claude-haiku-4-5-20251001) "
                           "and --budget-usd (the most it may spend, in USD; cached answers cost nothing)")
-        from conformance.llm.budget import Budget
-        from conformance.llm.client import AnthropicClient
-        from conformance.llm.errors import BudgetSpent
-        from conformance.world.llm_synthesis import PROMPT_VERSION, LLMSynthesizer, ledger_fields, reasons_text
-
-        client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),
-                                 cache=llm_cache if llm_cache is not None else paths.cache_dir() / "llm",
-                                 purpose="the LLM transcript synthesizer (--synthesizer llm)",
-                                 # A keyless rebuild from the response cache (the ledger's rebuild command)
-                                 # serves cached answers; the first miss raises the missing-key error.
-                                 cache_only_without_key=True)
-        synth = LLMSynthesizer(client)
-        try:  # every call happens here, in a scratch folder: a spent budget leaves the target untouched
-            with tempfile.TemporaryDirectory() as tmp:
-                _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed, synthesizer=synth)
-        except BudgetSpent as exc:
-            raise Failure(f"{exc} Generation stopped: nothing was written to {fixtures_dir} or {gold_dir}; the "
-                          f"{synth.stats.calls} answers paid for so far are cached in {client.cache.directory}, "
-                          "so a rerun pays only for the rest.".replace("[", r"\[")) from None
-        stats = synth.stats
-        if stats.used <= 0:  # the corpus would be the template corpus, byte for byte, under an LLM label
-            what = (f"all {stats.sessions} sessions fell back to the template (reasons: {stats.reasons_text()}; "
-                    f"first: {stats.examples[0]})" if stats.sessions else "the corpus has no session to write")
-            raise Failure(f"the LLM synthesizer contributed no transcript: {what}; nothing was written to "
-                          f"{fixtures_dir} or {gold_dir} (${stats.cost_usd:.4f} spent); check the model "
-                          f"({client.model}) / prompt ({PROMPT_VERSION})".replace("[", r"\[")) from None
-        done, extra = stats.to_record(), ledger_fields(synth, seed, allow_alias, llm_cache)
-        # The same sessions again, answered from memory (no call), written into the target.
-        ids = _generate_into(fixtures_dir, gold_dir, seed, synthesizer=synth, ledger_extra=extra)
-        if (synth.stats.calls, synth.stats.cached) != (done["calls"], done["cached"]):
-            raise RuntimeError("the second pass asked the model again: the generator is not deterministic")
-        reasons = ", ".join(f"{k} {v}" for k, v in done["fallback_reasons"].items())
-        click.echo(f"LLM synthesis with {client.model}: {done['sessions']} sessions, {done['calls']} calls, "
-                   f"{done['cached']} cached, {done['fallbacks']} template fallbacks"
-                   + (f" ({reasons})" if reasons else "") + f", ${done['cost_usd']:.4f} spent")
-        if done["fallbacks"]:  # counted in the first pass (the second one replays it: same sessions again)
-            click.echo(f"warning: {done['fallbacks']} of {done['sessions']} sessions "
-                       f"({done['fallbacks'] / done['sessions']:.1%}) fell back to the template's turns "
-                       f"(reasons: {reasons_text(done['fallback_reasons'])}); only "
-                       f"{done['sessions'] - done['fallbacks']} carry the model's transcript", err=True)
-        click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+        _generate_with_llm(fixtures_dir, gold_dir, seed, synth_model, allow_alias, budget_usd, llm_cache)
         return
     if synth_model or allow_alias or budget_usd is not None or llm_cache is not None:
         raise Failure("--synth-model, --allow-alias, --budget-usd and --llm-cache go with --synthesizer llm")
@@ -118,6 +64,73 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         _check_generation(fixtures_dir, gold_dir, seed, f"drift-conformance generate --seed {seed}")
         return
     ids = _generate_into(fixtures_dir, gold_dir, seed)
+    click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+
+
+def _generate_own_scenarios(fixtures_dir, gold_dir, seed: int, check: bool, synthesizer: str,
+                            scenario_files) -> None:
+    """``--scenario-file``: write (or ``--check``) a corpus of one's own scenario specs."""
+    if fixtures_dir is None:
+        raise Failure("--scenario-file writes a corpus of its own, never the committed one: pass --fixtures DIR "
+                      "--gold DIR")
+    if synthesizer != "template":
+        raise Failure("--scenario-file goes with the template synthesizer")
+    specs = user_scenarios(scenario_files)
+    rebuild = " ".join(["drift-conformance generate", *(f"--scenario-file {f}" for f in scenario_files),
+                        f"--seed {seed}"])
+    if check:
+        _check_generation(fixtures_dir, gold_dir, seed, rebuild, specs=specs, rebuild=rebuild)
+        return
+    ids = _generate_into(fixtures_dir, gold_dir, seed, specs=specs, rebuild=rebuild)
+    click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
+
+
+def _generate_with_llm(fixtures_dir: Path, gold_dir: Path, seed: int, synth_model: str, allow_alias: bool,
+                       budget_usd, llm_cache) -> None:
+    """``--synthesizer llm``: every call in a scratch folder first (a spent budget leaves the
+    target untouched), then the same sessions again from memory into the target."""
+    import tempfile
+
+    from conformance.llm.budget import Budget
+    from conformance.llm.client import AnthropicClient
+    from conformance.llm.errors import BudgetSpent
+    from conformance.world.llm_synthesis import PROMPT_VERSION, LLMSynthesizer, ledger_fields, reasons_text
+
+    client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),
+                             cache=llm_cache if llm_cache is not None else paths.cache_dir() / "llm",
+                             purpose="the LLM transcript synthesizer (--synthesizer llm)",
+                             # A keyless rebuild from the response cache (the ledger's rebuild command)
+                             # serves cached answers; the first miss raises the missing-key error.
+                             cache_only_without_key=True)
+    synth = LLMSynthesizer(client)
+    try:  # every call happens here, in a scratch folder: a spent budget leaves the target untouched
+        with tempfile.TemporaryDirectory() as tmp:
+            _generate_into(Path(tmp) / "fixtures", Path(tmp) / "gold", seed, synthesizer=synth)
+    except BudgetSpent as exc:
+        raise Failure(f"{exc} Generation stopped: nothing was written to {fixtures_dir} or {gold_dir}; the "
+                      f"{synth.stats.calls} answers paid for so far are cached in {client.cache.directory}, "
+                      "so a rerun pays only for the rest.".replace("[", r"\[")) from None
+    stats = synth.stats
+    if stats.used <= 0:  # the corpus would be the template corpus, byte for byte, under an LLM label
+        what = (f"all {stats.sessions} sessions fell back to the template (reasons: {stats.reasons_text()}; "
+                f"first: {stats.examples[0]})" if stats.sessions else "the corpus has no session to write")
+        raise Failure(f"the LLM synthesizer contributed no transcript: {what}; nothing was written to "
+                      f"{fixtures_dir} or {gold_dir} (${stats.cost_usd:.4f} spent); check the model "
+                      f"({client.model}) / prompt ({PROMPT_VERSION})".replace("[", r"\[")) from None
+    done, extra = stats.to_record(), ledger_fields(synth, seed, allow_alias, llm_cache)
+    # The same sessions again, answered from memory (no call), written into the target.
+    ids = _generate_into(fixtures_dir, gold_dir, seed, synthesizer=synth, ledger_extra=extra)
+    if (synth.stats.calls, synth.stats.cached) != (done["calls"], done["cached"]):
+        raise RuntimeError("the second pass asked the model again: the generator is not deterministic")
+    reasons = ", ".join(f"{k} {v}" for k, v in done["fallback_reasons"].items())
+    click.echo(f"LLM synthesis with {client.model}: {done['sessions']} sessions, {done['calls']} calls, "
+               f"{done['cached']} cached, {done['fallbacks']} template fallbacks"
+               + (f" ({reasons})" if reasons else "") + f", ${done['cost_usd']:.4f} spent")
+    if done["fallbacks"]:  # counted in the first pass (the second one replays it: same sessions again)
+        click.echo(f"warning: {done['fallbacks']} of {done['sessions']} sessions "
+                   f"({done['fallbacks'] / done['sessions']:.1%}) fell back to the template's turns "
+                   f"(reasons: {reasons_text(done['fallback_reasons'])}); only "
+                   f"{done['sessions'] - done['fallbacks']} carry the model's transcript", err=True)
     click.echo(f"wrote {len(ids)} scenarios to {fixtures_dir} and {gold_dir}")
 
 

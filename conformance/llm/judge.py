@@ -160,19 +160,11 @@ class Grading:
                 "cost_usd": round(self.cost_usd, 6)}
 
 
-def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel | None, *, seed: int = 0,
-                  out_dir: Path | None = None, log: Callable[[str], None] = lambda m: None) -> Grading:
-    """Grade every answered probe record (see the module docstring for the order of rules).
-
-    ``records``: run records (only successful ``probe`` records with an answer are used);
-    ``gold``: scenario id -> :class:`~conformance.contract.gold.GoldFile`. ``out_dir``: where
-    ``judgments.jsonl`` (the judge's verdicts, blinded) and ``grades.jsonl`` (every grade with
-    its system and probe) are written, from scratch each time (cached verdicts cost 0).
-    An :class:`~conformance.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
-    what is judged so far is kept and written, the rest stays ungraded (``correct`` None),
-    and :attr:`Grading.error` says why.
-    """
-    probes = {(sid, p.probe_id): p for sid, g in gold.items() for p in g.probes}
+def _grade_without_judge(records: Iterable[Mapping], probes: Mapping, judge: JudgeModel | None
+                         ) -> tuple[dict, dict[str, "JudgeItem"], dict[str, list]]:
+    """(grades by (system, scenario, probe, repeat), the distinct answers left for the judge
+    by judge key, the grade keys waiting on each): exact match, closed answers and declines
+    are graded here; answers left for the judge get ``correct`` None until it answers."""
     grades: dict = {}
     pending: dict[str, JudgeItem] = {}
     waiting: dict[str, list] = {}
@@ -200,22 +192,13 @@ def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel |
                                               probe.abstention))
             waiting.setdefault(key, []).append(where)
             grades[where] = {"method": "judge", "correct": None, "key": key}
-    grading = Grading(grades=grades, items=len(pending))
-    if out_dir is not None:
-        context = {(sid, p.probe_id): {"abstention": p.abstention, "reference": _reference(p)} for (sid, _), p in
-                   probes.items()}
-        grading.written = (Path(out_dir) / GRADES_FILE, context)
-    if not pending:
-        _write_grades(grading)
-        return grading
-    order = sorted(pending)
-    random.Random(seed).shuffle(order)  # blinded and interleaved across systems
-    path = None
-    if out_dir is not None:
-        path = Path(out_dir) / JUDGMENTS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("", encoding="utf-8")
-    log(f"judging {len(order)} answers with {judge.model} (shuffled across systems, seed {seed})")
+    return grades, pending, waiting
+
+
+def _judge_pending(grading: "Grading", order: list[str], pending: Mapping[str, "JudgeItem"],
+                   waiting: Mapping[str, list], judge: JudgeModel, path: Path | None) -> None:
+    """Ask the judge for each answer in ``order``, updating ``grading`` (and appending each
+    verdict to ``path``); an LLMError stops judging and is kept in :attr:`Grading.error`."""
     for key in order:
         item = pending[key]
         try:
@@ -232,13 +215,46 @@ def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel |
             grading.cost_usd += verdict["cost_usd"]
         method = "judge" if verdict["parsed"] else "judge_unparseable"
         for where in waiting[key]:
-            grades[where] = {"method": method, "correct": verdict["correct"], "key": key}
+            grading.grades[where] = {"method": method, "correct": verdict["correct"], "key": key}
         if path is not None:
             with open(path, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"key": key, "replicate": item.replicate, "question": item.question,
                                       "reference": item.reference, "candidate": item.candidate,
                                       "abstention": item.abstention, **verdict},
                                      ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel | None, *, seed: int = 0,
+                  out_dir: Path | None = None, log: Callable[[str], None] = lambda m: None) -> Grading:
+    """Grade every answered probe record (see the module docstring for the order of rules).
+
+    ``records``: run records (only successful ``probe`` records with an answer are used);
+    ``gold``: scenario id -> :class:`~conformance.contract.gold.GoldFile`. ``out_dir``: where
+    ``judgments.jsonl`` (the judge's verdicts, blinded) and ``grades.jsonl`` (every grade with
+    its system and probe) are written, from scratch each time (cached verdicts cost 0).
+    An :class:`~conformance.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
+    what is judged so far is kept and written, the rest stays ungraded (``correct`` None),
+    and :attr:`Grading.error` says why.
+    """
+    probes = {(sid, p.probe_id): p for sid, g in gold.items() for p in g.probes}
+    grades, pending, waiting = _grade_without_judge(records, probes, judge)
+    grading = Grading(grades=grades, items=len(pending))
+    if out_dir is not None:
+        context = {(sid, p.probe_id): {"abstention": p.abstention, "reference": _reference(p)} for (sid, _), p in
+                   probes.items()}
+        grading.written = (Path(out_dir) / GRADES_FILE, context)
+    if not pending:
+        _write_grades(grading)
+        return grading
+    order = sorted(pending)
+    random.Random(seed).shuffle(order)  # blinded and interleaved across systems
+    path = None
+    if out_dir is not None:
+        path = Path(out_dir) / JUDGMENTS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    log(f"judging {len(order)} answers with {judge.model} (shuffled across systems, seed {seed})")
+    _judge_pending(grading, order, pending, waiting, judge, path)
     _write_grades(grading)
     return grading
 

@@ -518,9 +518,52 @@ def _figure(svg: str | None, why: str | None, caption: str) -> str:
     return f"<figure>\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>"
 
 
-def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
+def _plots(doc: ResultDocument) -> list[str]:
+    """The Plots section: each figure with what it is drawn from, or why it is missing."""
     from conformance.report import plots
 
+    sections: list[str] = []
+    sections.append('<h2 id="plots">Plots</h2>')
+    svg, why = plots.accuracy_by_type(doc)
+    sections.append("<h3>Accuracy by probe type</h3>" + _figure(
+        svg, why, "From metrics accuracy.<probe type> (value and ci95), grouped by system."))
+    svg, why = plots.latency(doc)
+    sections.append("<h3>Latency distributions</h3>" + _figure(
+        svg, why, "From series.latency_quantiles_ms: the 0th to 100th percentiles of each latency, per system, "
+                  "on a log-millisecond axis."))
+    svg, why = plots.token_cost_curve(doc)
+    sections.append("<h3>Token cost curve</h3>" + _figure(
+        svg, why, "From series.token_cost_curve: MVOT up to each checkpoint against the mean cumulative tokens "
+                  "(write + storage + read) spent so far."))
+    return sections
+
+
+def _measurement_and_deviations(doc: ResultDocument) -> list[str]:
+    """The sections on how metrics were measured and on departures from the fairness contract."""
+    sections: list[str] = []
+    sections.append('<h2 id="measurement">How metrics were measured</h2>')
+    rows = measurements(doc)
+    if rows:
+        body = "".join(f'<tr><th scope="row">{_e(s)}</th><td class="txt">{_e(m)}</td><td class="txt">{_e(h)}</td>'
+                       "</tr>" for s, m, h in rows)
+        sections.append('<div class="scroll"><table><caption>How each metric was measured, where that can differ '
+                        'between systems or from the spec (departures are listed under Deviations).</caption>'
+                        '<thead><tr><th>systems</th><th>metric</th><th>method</th></tr></thead>'
+                        f"<tbody>{body}</tbody></table></div>")
+    else:
+        sections.append('<p class="missing">The result records no per-metric measurement methods: every metric '
+                        "was measured the standard way or the result predates the record.</p>")
+
+    sections.append('<h2 id="deviations">Deviations from the fairness contract</h2>')
+    devs = deviations(doc)
+    if devs:
+        sections.append('<ul class="deviations">' + "".join(f"<li>{_e(d)}</li>" for d in devs) + "</ul>")
+    else:
+        sections.append("<p>None recorded: every system was measured the standard way and every metric is defined.</p>")
+    return sections
+
+
+def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     receipt = doc.receipt
     all_tables = tables(doc)
     by_key = {t.key: t for t in all_tables}
@@ -541,18 +584,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     sections.append('<h2 id="paired">Paired differences</h2>')
     sections += [table_html(by_key[k]) for k in ("paired-none", "paired-baseline", "noise-floor")]
 
-    sections.append('<h2 id="plots">Plots</h2>')
-    svg, why = plots.accuracy_by_type(doc)
-    sections.append("<h3>Accuracy by probe type</h3>" + _figure(
-        svg, why, "From metrics accuracy.<probe type> (value and ci95), grouped by system."))
-    svg, why = plots.latency(doc)
-    sections.append("<h3>Latency distributions</h3>" + _figure(
-        svg, why, "From series.latency_quantiles_ms: the 0th to 100th percentiles of each latency, per system, "
-                  "on a log-millisecond axis."))
-    svg, why = plots.token_cost_curve(doc)
-    sections.append("<h3>Token cost curve</h3>" + _figure(
-        svg, why, "From series.token_cost_curve: MVOT up to each checkpoint against the mean cumulative tokens "
-                  "(write + storage + read) spent so far."))
+    sections += _plots(doc)
 
     sections.append('<h2 id="details">All tables</h2>')
     sections += [table_html(by_key[k]) for k in ("capability", "efficiency", "latency", "accuracy", "per-type",
@@ -560,25 +592,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     sections.append('<h2 id="breakdowns">Breakdowns</h2>')
     sections += [table_html(by_key[k]) for k in ("by-paradigm", "by-horizon")]
 
-    sections.append('<h2 id="measurement">How metrics were measured</h2>')
-    rows = measurements(doc)
-    if rows:
-        body = "".join(f'<tr><th scope="row">{_e(s)}</th><td class="txt">{_e(m)}</td><td class="txt">{_e(h)}</td>'
-                       "</tr>" for s, m, h in rows)
-        sections.append('<div class="scroll"><table><caption>How each metric was measured, where that can differ '
-                        'between systems or from the spec (departures are listed under Deviations).</caption>'
-                        '<thead><tr><th>systems</th><th>metric</th><th>method</th></tr></thead>'
-                        f"<tbody>{body}</tbody></table></div>")
-    else:
-        sections.append('<p class="missing">The result records no per-metric measurement methods: every metric '
-                        "was measured the standard way or the result predates the record.</p>")
-
-    sections.append('<h2 id="deviations">Deviations from the fairness contract</h2>')
-    devs = deviations(doc)
-    if devs:
-        sections.append('<ul class="deviations">' + "".join(f"<li>{_e(d)}</li>" for d in devs) + "</ul>")
-    else:
-        sections.append("<p>None recorded: every system was measured the standard way and every metric is defined.</p>")
+    sections += _measurement_and_deviations(doc)
 
     sections.append('<h2 id="systems">Systems</h2>')
     sys_items = {label: {"adapter": r.adapter, "kind": r.kind, "baseline system": r.baseline_system,

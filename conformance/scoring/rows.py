@@ -230,6 +230,35 @@ def _failed_row(system: str, record: Mapping[str, Any], probe: GoldProbe, scenar
         horizon=probe.horizon or record.get("horizon"), leaked=None, infra_failed=True)
 
 
+_Key = tuple[str, str, str]
+"""(system, scenario id, probe id)."""
+
+
+def _probe_records(records: Iterable[Mapping[str, Any]]
+                   ) -> tuple[dict[_Key, Mapping[str, Any]], dict[_Key, Mapping[str, Any]], set[str]]:
+    """The probe records by key, successful and failed apart, and the systems that have any.
+
+    Raises ValueError for two successful records of one probe.
+    """
+    ok: dict[_Key, Mapping[str, Any]] = {}
+    failed: dict[_Key, Mapping[str, Any]] = {}
+    systems: set[str] = set()
+    for record in records:
+        if record.get("kind") != "probe":
+            continue
+        system, scenario_id, probe_id = record["system"], record["scenario_id"], record["probe_id"]
+        systems.add(system)
+        key = (system, scenario_id, probe_id)
+        if record.get("error") is not None:
+            failed[key] = record
+            continue
+        if key in ok:
+            raise ValueError(f"system {system!r}, scenario {scenario_id!r}, probe {probe_id!r}: "
+                             "two successful probe records")
+        ok[key] = record
+    return ok, failed, systems
+
+
 def build_probe_rows(records: Iterable[Mapping[str, Any]],
                      gold_by_scenario: Mapping[str, GoldFile],
                      session_of: Mapping[str, Mapping[str, str]]) -> list[ProbeRow]:
@@ -277,23 +306,7 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
     the same probe, when a record names a scenario or probe absent from gold, or when an
     evidence id is missing from ``session_of``.
     """
-    ok: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-    failed: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-    systems: set[str] = set()
-    for record in records:
-        if record.get("kind") != "probe":
-            continue
-        system, scenario_id, probe_id = record["system"], record["scenario_id"], record["probe_id"]
-        systems.add(system)
-        key = (system, scenario_id, probe_id)
-        if record.get("error") is not None:
-            failed[key] = record
-            continue
-        if key in ok:
-            raise ValueError(f"system {system!r}, scenario {scenario_id!r}, probe {probe_id!r}: "
-                             "two successful probe records")
-        ok[key] = record
-
+    ok, failed, systems = _probe_records(records)
     known = {(scenario_id, probe.probe_id)
              for scenario_id, gold in gold_by_scenario.items() for probe in gold.probes}
     for system, scenario_id, probe_id in sorted(ok.keys() | failed):
