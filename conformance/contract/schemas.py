@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from conformance.backend.manifest import ADAPTER_SCHEMA_VERSION, AdapterManifest
 from conformance.contract.fixture import FIXTURE_SCHEMA_VERSION, FixtureLine
 from conformance.contract.gold import GOLD_SCHEMA_VERSION, GoldFile
+from conformance.contract.records import RECORD_SCHEMA_VERSION, RUN_RECORD
 from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.gate.baseline import BASELINE_SCHEMA_VERSION, Baseline
 from conformance.world.scenario import SCENARIO_SCHEMA_VERSION, ScenarioSpec
@@ -49,13 +50,17 @@ def render_schemas() -> dict[str, str]:
                                        "adapters/<name>/adapter.yaml", ADAPTER_SCHEMA_VERSION),
         "baseline.schema.json": _finish(Baseline.model_json_schema(), "baseline.schema.json",
                                         "baselines/main.json, the CI gate's committed baseline", BASELINE_SCHEMA_VERSION),
+        "run-record.schema.json": _finish(RUN_RECORD.json_schema(), "run-record.schema.json",
+                                          "One line of a run's records (<records-dir>/<run id>/records.jsonl)",
+                                          RECORD_SCHEMA_VERSION),
     }
 
 
 def schema_versions() -> dict[str, str]:
     """Format name (``result``, ``baseline``, ...) -> its schema_version, for the receipt."""
     return {"fixture-line": FIXTURE_SCHEMA_VERSION, "gold": GOLD_SCHEMA_VERSION, "result": RESULT_SCHEMA_VERSION,
-            "scenario": SCENARIO_SCHEMA_VERSION, "adapter": ADAPTER_SCHEMA_VERSION, "baseline": BASELINE_SCHEMA_VERSION}
+            "scenario": SCENARIO_SCHEMA_VERSION, "adapter": ADAPTER_SCHEMA_VERSION, "baseline": BASELINE_SCHEMA_VERSION,
+            "run-record": RECORD_SCHEMA_VERSION}
 
 
 def history_name(schema_file: str, version: str) -> str:

@@ -32,7 +32,8 @@ from conformance.contract.schemas import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
-from conformance.runner.records import RunLock, compact, iter_records, keep_completed
+from conformance.contract.records import RunHeader
+from conformance.runner.records import RunLock, compact, iter_records, keep_completed, typed_records
 from conformance.importers.report import file_sha256
 from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
@@ -227,7 +228,7 @@ class Plan:
     binding: dict
     done: frozenset
     """(scenario id, repeat) passes a resumed run has already recorded."""
-    header: dict | None
+    header: RunHeader | None
     """The ``run`` record to write first; None when resuming (it is already there)."""
 
 
@@ -300,7 +301,7 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
         config = dataclasses.replace(config, answerer=r.llm.answer)
     binding = _binding(r, specs, fixtures, config, fresh_process)
     done: frozenset = frozenset()
-    header: dict | None = {"kind": "run", "run_id": r.run_id, "binding": binding}
+    header: RunHeader | None = RunHeader(run_id=r.run_id, binding=binding)
     if r.resume:
         done, header = _resumable(records_path, binding), None
         if r.llm is not None:
@@ -387,8 +388,8 @@ def _open(plan: Plan, systems: list, tokenizer: threading.Thread, log: Callable[
 
 def _finished_part(plan: Plan, systems: list, stopped: str) -> Streamed:
     """After an LLM stop: the scenarios whose first pass finished, which alone are scored."""
-    finished = {(r["scenario_id"], r.get("repeat", 1)) for r in iter_records(plan.records_path)
-                if r.get("kind") == "scenario_done"}
+    finished = {(r.scenario_id, r.repeat)
+                for r in typed_records(plan.records_path, frozenset({"scenario_done"}))}
     fixtures = [p for p in plan.fixtures if (p.stem, 1) in finished]
     if not fixtures:
         raise JobError(f"{stopped}. No scenario finished, so no result was written")
@@ -874,7 +875,7 @@ def _resumable(records_path: Path, binding: dict) -> frozenset:
 
 def _recorded_faults(records_path: Path) -> list[str]:
     """Every fault of the run, resumed parts included, in record order."""
-    return [r["error"] for r in iter_records(records_path) if r.get("kind") == "fault"]
+    return [r.error for r in typed_records(records_path, frozenset({"fault"}))]
 
 
 def violation_notes(records: list[dict]) -> list[str]:

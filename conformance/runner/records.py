@@ -1,5 +1,9 @@
 """Run records: append-only JSONL, one line per Store, probe, checkpoint state and fault.
 
+The one place records are written (:class:`RecordWriter`) and read (:func:`iter_records`
+as dicts, the form scoring keeps; :func:`typed_records` as the models of
+:mod:`conformance.contract.records`, whose JSON Schema is ``schema/run-record.schema.json``).
+
 Every line is written whole and flushed at once; each scenario ends with an fsync, so a
 kill leaves at most one torn last line, which readers skip and ``--resume`` cuts off.
 """
@@ -15,6 +19,9 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from conformance.contract.records import RUN_RECORD, RecordModel
 from conformance.errors import DriftError
 from conformance.secrets import redact
 
@@ -100,7 +107,9 @@ def _describe_holder(text: str) -> str:
 class RecordWriter:
     """Append records to ``path``; each line is flushed at once, fsynced on :meth:`sync`.
 
-    Records are strict JSON (no NaN): a non-finite number raises ``ValueError``.
+    A record is one of the models of :mod:`conformance.contract.records` (validated when it is
+    built), or a mapping already in record form (copied from another records file), written
+    as it is. Records are strict JSON (no NaN): a non-finite number raises ``ValueError``.
     """
 
     def __init__(self, path: Path):
@@ -109,9 +118,11 @@ class RecordWriter:
         self._handle = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()  # scenarios stream concurrently with --concurrency
 
-    def write(self, record: dict) -> None:
+    def write(self, record: RecordModel | dict) -> None:
+        text = (record.to_json() if isinstance(record, RecordModel)
+                else json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False))
         # An adapter can echo a key it was given; records never hold one (conformance.secrets).
-        line = redact(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False)) + "\n"
+        line = redact(text) + "\n"
         with self._lock:
             self._handle.write(line)
             self._handle.flush()
@@ -144,6 +155,26 @@ def iter_records(path: Path):
                 raise RecordsError(f"{path}: line {number}: a record is a JSON object, got "
                                    f"{type(record).__name__}")
             yield record
+
+
+def typed_records(path: Path, kinds: frozenset[str] | None = None):
+    """Yield the complete records of a run (of ``kinds`` only, when given) as
+    :data:`conformance.contract.records.RunRecord` models, records of earlier versions
+    included (fields added since have defaults).
+
+    Raises:
+        RecordsError: a record is not of its kind's shape (file, line and field named).
+    """
+    for number, record in enumerate(iter_records(path), start=1):
+        if kinds is not None and record.get("kind") not in kinds:
+            continue
+        try:
+            yield RUN_RECORD.validate_python(record)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise RecordsError(f"{path}: line {number} (kind {record.get('kind')!r}): {where}: {first['msg']} "
+                               f"({exc.error_count()} problem(s)); not a run record of this format") from None
 
 
 def read_records(path: Path) -> list[dict]:

@@ -36,6 +36,16 @@ from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
 from conformance.runner.findable import findability_fault, flush_fault
 from conformance.provenance import carries
+from conformance.contract.records import (
+    FaultRecord,
+    ProbeRecord,
+    RestartRecord,
+    RunHeader,
+    RetryRecord,
+    ScenarioDone,
+    StateRecord,
+    StoreRecord,
+)
 from conformance.runner.records import RecordWriter
 from conformance.errors import DriftError
 
@@ -256,9 +266,8 @@ class _Scenario:
         fault = SystemFault(system.label, where, call, category, detail + (f"\n{died}" if died else ""))
         self.failed[system.label] = str(fault)
         self.faults.add(fault, died)
-        self.writer.write({"kind": "fault", "system": system.label, "scenario_id": self.scenario,
-                           "repeat": self.repeat, "where": where, "call": call, "category": category,
-                           "error": str(fault)})
+        self.writer.write(FaultRecord(system=system.label, scenario_id=self.scenario, repeat=self.repeat,
+                                      where=where, call=call, category=category, error=str(fault)))
         if not died and _status(exc) == "DEADLINE_EXCEEDED":
             self._after_missed_deadline(system, str(fault))
 
@@ -279,8 +288,8 @@ class _Scenario:
                                                               f"deadline failed ({str(exc).splitlines()[0]}); first "
                                                               f"cause: {fault.splitlines()[0]}")
             return
-        self.writer.write({"kind": "restart", "system": system.label, "scenario_id": self.scenario,
-                           "repeat": self.repeat, "cause": fault})
+        self.writer.write(RestartRecord(system=system.label, scenario_id=self.scenario, repeat=self.repeat,
+                                        cause=fault))
 
     def _transient(self, system, call: str, exc: Exception) -> bool:
         if _status(exc) != "UNAVAILABLE" or system.died():
@@ -302,9 +311,9 @@ class _Scenario:
                 if attempt == len(RETRY_BACKOFF_S) or not self._transient(system, call, exc):
                     raise
                 wait = RETRY_BACKOFF_S[attempt]
-                self.writer.write({"kind": "retry", "system": system.label, "scenario_id": self.scenario,
-                                   "repeat": self.repeat, "where": where, "call": call, "attempt": attempt + 1,
-                                   "backoff_s": wait, "error": str(exc)})
+                self.writer.write(RetryRecord(system=system.label, scenario_id=self.scenario, repeat=self.repeat,
+                                              where=where, call=call, attempt=attempt + 1, backoff_s=wait,
+                                              error=str(exc)))
                 time.sleep(wait)
 
     def call(self, system, where: str, call: str, fn, retry: bool = True):
@@ -348,62 +357,76 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
     state = _ScenarioState(buffer=deque(maxlen=gate.size) if gate.kind == "soft" else None)
     for line in iter_fixture(path):
         if isinstance(line, HeaderLine):
-            run.scenario = scenario = line.scenario_id
-            namespace = f"{namespace_prefix}/{scenario}"
-            state.markers = dict(getattr(line, "markers", None) or {})
-            state.ledger.scenario_id = scenario
-            progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
-            for system in systems:
-                if system.label in faults.given_up:
-                    run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: "
-                                                f"{faults.given_up[system.label]}")
-                    continue
-                if system.label in faults.dead:
-                    run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: its process exited "
-                                                f"earlier in the run ({faults.dead[system.label].splitlines()[0]})")
-                    continue
-                run.call(system, f"scenario {scenario}", "Reset", lambda s=system: s.reset(namespace))
+            namespace = f"{namespace_prefix}/{line.scenario_id}"
+            _start_scenario(line, run, state, namespace, progress)
         elif isinstance(line, SessionLine):
-            where = f"scenario {run.scenario}, session {line.session_id}"
-            stored, covers = (summary_session(line, gate.size) if gate.kind == "summary" else (line, None))
-            for system in run.live():
-                if covers is not None and hasattr(system, "store_summary"):
-                    call = (lambda s=system: s.store_summary(namespace, stored, covers))
-                else:
-                    call = (lambda s=system: s.store(namespace, stored))
-                outcome = run.call(system, where, "Store", call)
-                if outcome is None:
-                    continue
-                state.last_write_ms[system.label] = outcome.latency_ms
-                state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
-                writer.write({"kind": "store", "system": system.label, "scenario_id": run.scenario, "repeat": repeat,
-                              "session_id": line.session_id, "write_latency_ms": round(outcome.latency_ms, 3),
-                              "usage": outcome.usage, "items_stored": outcome.items_stored,
-                              "violations": [] if outcome.items_stored >= 0 else
-                              [f"negative items_stored {outcome.items_stored}"], "error": None})
-            state.streamed.append(line.session_id)
-            state.streamed_ids.add(line.session_id)
-            state.session_of.update((m.message_id, line.session_id) for m in stored.messages)
-            state.private_of.update((m.message_id, m.author) for m in stored.messages if m.scope == "private")
-            if covers:
-                state.covers.update(covers)
-            if line.participants:
-                state.asker_of[line.session_id] = line.participants[0]
-            state.last_time = line.time
-            state.ledger.add_session(stored, state.markers.get(line.session_id))
-            if state.buffer is not None:
-                # soft:K: the buffer keeps this transcript; appending pushes out the one K sessions back.
-                state.buffer.append(line)
+            _store_session(line, run, state, namespace, gate)
             # The budget gate: the transcript goes now. Nothing below may refer to it.
-            del line, stored
+            del line
             progress.session_done()
         elif isinstance(line, CheckpointLine):
             _checkpoint(line, run, config, namespace, state)
             writer.sync()
-    writer.write({"kind": "scenario_done", "scenario_id": run.scenario, "repeat": repeat,
-                  "failed_systems": sorted(run.failed)})
+    writer.write(ScenarioDone(scenario_id=run.scenario, repeat=repeat, failed_systems=sorted(run.failed)))
     writer.sync()
     return run.scenario
+
+
+def _start_scenario(line: HeaderLine, run: "_Scenario", state: _ScenarioState, namespace: str,
+                    progress: Progress) -> None:
+    """Reset every system's ``namespace``; a system given up or dead earlier in the run is
+    marked failed for this scenario instead."""
+    run.scenario = scenario = line.scenario_id
+    state.markers = dict(getattr(line, "markers", None) or {})
+    state.ledger.scenario_id = scenario
+    progress.scenario_started(scenario, sum(p.sessions for p in line.horizons))
+    faults = run.faults
+    for system in run.systems:
+        if system.label in faults.given_up:
+            run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: "
+                                        f"{faults.given_up[system.label]}")
+            continue
+        if system.label in faults.dead:
+            run.failed[system.label] = (f"{system.label}: not run in scenario {scenario}: its process exited "
+                                        f"earlier in the run ({faults.dead[system.label].splitlines()[0]})")
+            continue
+        run.call(system, f"scenario {scenario}", "Reset", lambda s=system: s.reset(namespace))
+
+
+def _store_session(line: SessionLine, run: "_Scenario", state: _ScenarioState, namespace: str,
+                   gate: BudgetGate) -> None:
+    """Store one session in every live system (a ``store`` record each) and keep what the
+    runner may know of it afterwards: ids, owners and times, never the text (``state``)."""
+    where = f"scenario {run.scenario}, session {line.session_id}"
+    stored, covers = (summary_session(line, gate.size) if gate.kind == "summary" else (line, None))
+    for system in run.live():
+        if covers is not None and hasattr(system, "store_summary"):
+            call = (lambda s=system: s.store_summary(namespace, stored, covers))
+        else:
+            call = (lambda s=system: s.store(namespace, stored))
+        outcome = run.call(system, where, "Store", call)
+        if outcome is None:
+            continue
+        state.last_write_ms[system.label] = outcome.latency_ms
+        state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
+        run.writer.write(StoreRecord(system=system.label, scenario_id=run.scenario, repeat=run.repeat,
+                                     session_id=line.session_id, write_latency_ms=round(outcome.latency_ms, 3),
+                                     usage=outcome.usage, items_stored=outcome.items_stored,
+                                     violations=[] if outcome.items_stored >= 0 else
+                                     [f"negative items_stored {outcome.items_stored}"], error=None))
+    state.streamed.append(line.session_id)
+    state.streamed_ids.add(line.session_id)
+    state.session_of.update((m.message_id, line.session_id) for m in stored.messages)
+    state.private_of.update((m.message_id, m.author) for m in stored.messages if m.scope == "private")
+    if covers:
+        state.covers.update(covers)
+    if line.participants:
+        state.asker_of[line.session_id] = line.participants[0]
+    state.last_time = line.time
+    state.ledger.add_session(stored, state.markers.get(line.session_id))
+    if state.buffer is not None:
+        # soft:K: the buffer keeps this transcript; appending pushes out the one K sessions back.
+        state.buffer.append(line)
 
 
 def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConfig,
@@ -568,14 +591,14 @@ def check_reply(outcome, state: _ScenarioState) -> None:
                               f"garbage: a hit of {len(hit.text):,} characters (limit {MAX_HIT_CHARS:,})")
 
 
-def _failed_probe(system, run: _Scenario, line: CheckpointLine, probe: Probe) -> dict:
+def _failed_probe(system, run: _Scenario, line: CheckpointLine, probe: Probe) -> ProbeRecord:
     """The record of a probe a failed system was not asked (or whose call failed)."""
-    return {"kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
-            "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
-            "query": probe.query, "answer": None, "closed": bool(probe.options or probe.choices),
-            "provenance": system.provenance, "hits": [], "hits_returned": 0, "context_tokens": 0,
-            "read_latency_ms": None, "reader_latency_ms": None, "last_write_latency_ms": None,
-            "usage": None, "violations": [], "error": run.failed[system.label]}
+    return ProbeRecord(system=system.label, scenario_id=run.scenario, repeat=run.repeat,
+                       checkpoint_id=line.checkpoint_id, horizon=line.horizon, probe_id=probe.probe_id,
+                       query=probe.query, answer=None, closed=bool(probe.options or probe.choices),
+                       provenance=system.provenance, hits=[], hits_returned=0, context_tokens=0,
+                       read_latency_ms=None, reader_latency_ms=None, last_write_latency_ms=None,
+                       usage=None, violations=[], error=run.failed[system.label])
 
 
 def _answer_probe(system, probe: Probe, line: CheckpointLine, run: _Scenario, config: RunConfig, namespace: str,
@@ -618,25 +641,22 @@ def _answer_probe(system, probe: Probe, line: CheckpointLine, run: _Scenario, co
     # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
     # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
     breaches = scope_breaches(retrieved, probe.asked_by, state.private_of, state.ledger.words_of)
-    record = {
-        "kind": "probe", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
-        "checkpoint_id": line.checkpoint_id, "horizon": line.horizon, "probe_id": probe.probe_id,
-        "query": probe.query, "answer": answer, "provenance": system.provenance,
+    record = ProbeRecord(
+        system=system.label, scenario_id=run.scenario, repeat=run.repeat, checkpoint_id=line.checkpoint_id,
+        horizon=line.horizon, probe_id=probe.probe_id, query=probe.query, answer=answer,
+        provenance=system.provenance,
         # Buffer messages past the budget never reached the reader: not recorded (records stay small).
-        "hits": [_hit_record(h, h.rank > len(retrieved), state.covers,
-                             retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
-                 for h in context if h.in_budget or h.rank <= len(retrieved)],
-        "hits_returned": len(outcome.hits),
-        "context_tokens": context_tokens(context), "read_latency_ms": round(outcome.latency_ms, 3),
-        "reader_latency_ms": round(reader_ms, 3),
-        "last_write_latency_ms": _rounded(state.last_write_ms.get(system.label)),
-        "usage": outcome.usage, "violations": violations, "error": None,
-    }
-    if breaches:
-        record["scope_breaches"] = breaches
-    if answer_call is not None:
-        record["closed"] = bool(probe.options or probe.choices)
-        record["answer_call"] = answer_call
+        hits=[_hit_record(h, h.rank > len(retrieved), state.covers,
+                          retrieved[h.rank - 1] if h.rank <= len(retrieved) else None)
+              for h in context if h.in_budget or h.rank <= len(retrieved)],
+        hits_returned=len(outcome.hits), context_tokens=context_tokens(context),
+        read_latency_ms=round(outcome.latency_ms, 3), reader_latency_ms=round(reader_ms, 3),
+        last_write_latency_ms=_rounded(state.last_write_ms.get(system.label)),
+        usage=outcome.usage, violations=violations, error=None,
+        # Written only when they apply, so hard-gate hermetic records keep their shape.
+        **({"scope_breaches": breaches} if breaches else {}),
+        **({"closed": bool(probe.options or probe.choices), "answer_call": answer_call}
+           if answer_call is not None else {}))
     writer.write(record)
 
 
@@ -685,7 +705,7 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                     asked[system.label][session] = state.ledger.own(outcome.hits[: config.k], config.budget_tokens,
                                                                     config.encoding)
     for system in run.systems:
-        base = {"kind": "state", "system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
+        base = {"system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
                 "after_session": line.after_session, "sessions_streamed": len(state.streamed)}
         held = memory.get(system.label)
@@ -706,10 +726,10 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 # marker withheld, a finding: the system is then scored on the audit's probes alone).
                 held["stored_sessions"] = sorted(set(marker_held) | set(audit["found"]))
         if held is None or system.label in run.failed:
-            writer.write({**base, "method": None, "storage_tokens": None, "items": None, "stored_sessions": None,
-                          "error": run.failed.get(system.label, "no memory state")})
+            writer.write(StateRecord(**base, method=None, storage_tokens=None, items=None, stored_sessions=None,
+                                     error=run.failed.get(system.label, "no memory state")))
             continue
-        writer.write({**base, **held, "error": None})
+        writer.write(StateRecord(**base, **held, error=None))
     # After the state records: a memory without Snapshot has been marker-probed by now.
     for system in run.live():
         held = memory.get(system.label) or {}
@@ -736,7 +756,7 @@ class RunSummary:
 
 def run_corpus(fixtures: list[Path], systems: list, records_path: Path, config: RunConfig, namespace_prefix: str,
                progress: Progress = Progress(), repeats: int = 1, concurrency: int = 1,
-               done: frozenset[tuple[str, int]] = frozenset(), header: dict | None = None,
+               done: frozenset[tuple[str, int]] = frozenset(), header: RunHeader | None = None,
                gate: BudgetGate = HARD, fresh_process: bool = False) -> RunSummary:
     """Run every fixture, ``repeats`` times; records go to ``records_path`` (appended).
 
@@ -796,6 +816,6 @@ def restart_systems(systems: list, faults: FaultLog, writer: RecordWriter, scena
         except Exception as exc:  # noqa: BLE001 - one adapter that does not come back is its own fault
             fault = SystemFault(system.label, where, "restart (--fresh-process)", "infrastructure", str(exc))
             faults.add(fault, died=str(fault))
-            writer.write({"kind": "fault", "system": system.label, "scenario_id": scenario, "repeat": repeat,
-                          "where": where, "call": fault.call, "category": fault.category, "error": str(fault)})
+            writer.write(FaultRecord(system=system.label, scenario_id=scenario, repeat=repeat, where=where,
+                                     call=fault.call, category=fault.category, error=str(fault)))
     return restarted
