@@ -12,7 +12,8 @@ with ``--child``, which calls the CLI's ``main`` as the console script does), af
 untimed warm-up run so adapter virtualenvs and tiktoken's cache exist. The child wraps a few
 functions of the job with timers; the stages, in the order a run meets them:
 
-- **start-up**: interpreter start, imports and option parsing, until ``run_job`` is entered
+- **start-up**: interpreter start, imports and option parsing, until the job (``job.run``;
+  older code: ``run_job``) is entered
   (measured by this process from the spawn);
 - **validation**: ``select_fixtures`` and ``validate_selection`` (the selected fixtures and
   their gold only);
@@ -22,7 +23,7 @@ functions of the job with timers; the stages, in the order a run meets them:
   system, the run records;
 - **checkpoints**: every ``_checkpoint``: Flush, Snapshot, Retrieve per probe, the reader;
 - **adapter stop**: ``close_systems`` (older code: every ``RemoteSystem.close``);
-- **scoring**: the rest of ``run_job`` (records read back, metrics, bootstrap, receipt);
+- **scoring**: the rest of the job (records read back, metrics, bootstrap, receipt);
 - **writing**: ``_publish`` (redaction, result.json, the table);
 - **exit**: from ``_publish`` returning to the process having exited.
 
@@ -53,7 +54,14 @@ TARGET_S = 10.0
 
 def _child(out_path: Path, cli_args: list[str]) -> None:
     """Run the CLI in this process with timers around the job's stages; write them to ``out_path``."""
-    import conformance.cli as cli
+    import importlib
+
+    # The module, not the package: _publish lives in conformance/cli/main.py since the CLI became a
+    # package (older checkouts: the module conformance/cli.py).
+    try:
+        cli = importlib.import_module("conformance.cli.main")
+    except ImportError:
+        cli = importlib.import_module("conformance.cli")
     import conformance.runner.job as job
     import conformance.runner.run as run
     from conformance.runner.systems import RemoteSystem
@@ -74,7 +82,9 @@ def _child(out_path: Path, cli_args: list[str]) -> None:
                 spans[key].append((started, time.monotonic()))
         setattr(owner, name, wrapper)
 
-    for owner, name in ((job, "run_job"), (job, "select_fixtures"), (job, "validate_selection"),
+    # The CLI enters the job through run (run_job in code before issue 18): whichever exists, timed as "job".
+    timed(job, "run" if hasattr(job, "RunRequest") else "run_job", "job")
+    for owner, name in ((job, "select_fixtures"), (job, "validate_selection"),
                         (job, "validate_corpus"), (job, "read_gold"), (job, "open_systems"), (job, "open_system"),
                         (job, "run_corpus"), (run, "_checkpoint"), (job, "close_systems"), (RemoteSystem, "close"),
                         (cli, "_publish")):
@@ -90,7 +100,7 @@ def _stages(spans: dict, spawned: float, exited: float) -> dict[str, float]:
     def total(key):
         return sum(end - start for start, end in spans.get(key, []))
 
-    (job_start, job_end), = spans["run_job"]
+    (job_start, job_end), = spans["job"]
     (stream_start, stream_end), = spans["run_corpus"]
     adapters_start = min(start for start, _ in spans.get("open_systems", []) + spans.get("open_system", []))
     (_, publish_end), = spans["_publish"]
