@@ -30,46 +30,40 @@ Decisions (also written into the report's ``notes``):
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
-import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-from dateutil import parser as dateparser
 
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine,
     EntityRef,
     HeaderLine,
-    HorizonName,
     HorizonPhase,
     Message,
     Probe,
     SessionLine,
 )
 from conformance.contract.gold import GoldFile, GoldProbe
-from conformance.contract.limits import (
-    MAX_ID_CHARS,
-    MAX_IMPORT_SOURCE_BYTES,
-    MAX_MESSAGE_TEXT_CHARS,
-    MAX_QUERY_CHARS,
-    BadDocument,
-    TooLarge,
-    parse_json,
-    read_bounded,
-)
+from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES, MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
 from conformance.importers.quality import QUALITY_KINDS, gold_quality
-from conformance.importers.report import (
-    REPORT_FILE,
-    ImportIssue,
-    ImportReport,
-    SourceFormatError,
-    file_sha256,
-    format_report,
-    write_report,
+from conformance.importers.registry import Importer
+from conformance.importers.report import ImportIssue, ImportReport, SourceFormatError, file_sha256, format_report
+from conformance.importers.toolkit import (
+    EARLIEST,
+    LATEST,
+    MAX_DATE_TEXT,
+    SCENARIO_ID_CHARS,
+    ReportBuilder,
+    dropped_fields_note,
+    horizon_for,
+    load_json,
+    parse_session_time,
+    raw_text,
+    rfc3339,
+    sanitise_id,
+    unique_id,
 )
 
 __all__ = ["import_locomo", "format_report", "PROBE_TYPES", "ISSUE_KINDS", "parse_session_time"]
@@ -110,91 +104,13 @@ KEPT_NOTE = ("kept: turns' speaker, dia_id, text and blip_caption (appended to t
              "conversation, qa")
 
 
-def dropped_fields_note(dropped: dict[str, int], kept: str) -> str:
-    """The report note naming every source field no fixture carries, with how many items
-    had it (``dropped``: ``"<level> <field>"`` -> count), then what is ``kept``."""
-    if not dropped:
-        return f"fields dropped: none; {kept}"
-    levels: dict[str, list[str]] = {}
-    for key, n in sorted(dropped.items()):
-        level, field = key.split(" ", 1)
-        levels.setdefault(level, []).append(f"{field} ({n:,})")
-    return ("fields dropped (in no fixture; an answer found only there is listed as answers_in_dropped_fields): "
-            + "; ".join(f"{level}s' " + ", ".join(fields) for level, fields in levels.items()) + f"; {kept}")
-
-
 # At most 9 digits: a longer session or turn number is no LoCoMo key (and keeps ids short).
 _SESSION_KEY = re.compile(r"session_(\d{1,9})(_date_time)?")
 _EVIDENCE_ID = re.compile(r"D(\d{1,9}):(\d{1,9})")
-SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
-"""A scenario id's length bound: session, message, probe and checkpoint ids append a suffix
-(``-S123``, ``-q0042``, ``-final``) and must stay within the ``Id`` pattern's 128 characters."""
-EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=timezone.utc), datetime(9000, 1, 1, tzinfo=timezone.utc)
-"""Session dates outside this range are treated as unparseable (no overflow when stepping)."""
-MAX_DATE_TEXT = 200
-_NOT_ID_CHARS = re.compile(r"[^A-Za-z0-9._:\-]+")
-
-
-def sanitise_id(text: str, fallback: str = "x", colons: bool = True) -> str:
-    """Map free text onto the fixture ``Id`` pattern (letters, digits, ``._:-``; no ``..``;
-    at most 128 characters). ``colons=False`` also replaces ``:`` (ids used as file names)."""
-    out = _NOT_ID_CHARS.sub("-", text if colons else text.replace(":", "-"))
-    out = re.sub(r"\.{2,}", ".", out).lstrip("._:-")[:128]
-    return out or fallback
-
-
-def _unique(base: str, used: set[str], limit: int = MAX_ID_CHARS) -> str:
-    candidate, k = base[:limit], 2
-    while candidate in used:
-        suffix = f"-{k}"
-        candidate, k = base[: limit - len(suffix)] + suffix, k + 1
-    used.add(candidate)
-    return candidate
-
-
-def parse_session_time(text: object) -> tuple[datetime | None, str | None]:
-    """Parse a LoCoMo session date ("1:56 pm on 8 May, 2023") to an aware UTC datetime.
-
-    Returns ``(time, None)`` or ``(None, reason)``. A text lacking the day, month or year is
-    refused rather than completed from today's date (that would not be deterministic); a
-    missing clock time means midnight. Naive times (and unknown zone names) are taken as UTC.
-    """
-    if text is None:
-        return None, "missing"
-    if not isinstance(text, str) or not text.strip():
-        return None, "not a date text"
-    if len(text) > MAX_DATE_TEXT:
-        return None, f"longer than {MAX_DATE_TEXT} characters"
-    try:
-        with warnings.catch_warnings():  # an unknown zone name ("EST") is ignored: UTC
-            warnings.simplefilter("ignore", dateparser.UnknownTimezoneWarning)
-            one = dateparser.parse(text, default=datetime(1900, 1, 1))
-            two = dateparser.parse(text, default=datetime(1904, 2, 2))
-    except (ValueError, OverflowError, TypeError) as exc:
-        return None, f"unparseable ({exc.__class__.__name__})"
-    if one != two:
-        return None, "incomplete (day, month or year missing)"
-    try:
-        moment = one.replace(tzinfo=timezone.utc) if one.tzinfo is None else one.astimezone(timezone.utc)
-    except (ValueError, OverflowError) as exc:
-        return None, f"unparseable ({exc.__class__.__name__})"
-    if not EARLIEST <= moment < LATEST:
-        return None, f"outside the years {EARLIEST.year}-{LATEST.year - 1}"
-    return moment, None
-
-
-def rfc3339(moment: datetime) -> str:
-    """Second precision, ``Z`` suffix, four-digit year (strftime may print fewer)."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
-
-
-def horizon_for(sessions: int) -> HorizonName:
-    """DRIFT §3.4: short 2–50 sessions, medium 50–500, long beyond."""
-    return "short" if sessions <= 50 else "medium" if sessions <= 500 else "long"
 
 
 def _raw(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return raw_text(value)
 
 
 class _Conversation:
@@ -229,7 +145,7 @@ class _Conversation:
                 self.issue("malformed_records", f"conversation.{key}", "speaker name missing",
                            f"named {key!r}", raw=name)
                 name = key
-            entity = _unique(sanitise_id(name, key), self.entity_ids)
+            entity = unique_id(sanitise_id(name, key), self.entity_ids)
             if name in self.authors:
                 self.issue("malformed_records", f"conversation.{key}", "both speakers have the same name",
                            f"entity {entity!r} created; every turn of {name!r} is attributed to "
@@ -239,7 +155,7 @@ class _Conversation:
 
     def _author(self, speaker: str, location: str) -> str:
         if speaker not in self.authors:
-            entity = _unique(sanitise_id(speaker, "speaker"), self.entity_ids)
+            entity = unique_id(sanitise_id(speaker, "speaker"), self.entity_ids)
             self.authors[speaker] = entity
             self.entities.append(EntityRef(entity_id=entity, type="human"))
             self.issue("malformed_records", location, "speaker is neither speaker_a nor speaker_b",
@@ -315,7 +231,7 @@ class _Conversation:
                            f"named D{number}:{i + 1}", raw=dia)
                 dia = f"D{number}:{i + 1}"
             base = sanitise_id(f"{self.sid}-{dia}")
-            message_id = base if base not in used else _unique(base + "-dup", used)
+            message_id = base if base not in used else unique_id(base + "-dup", used)
             if message_id != base:
                 self.issue("duplicate_message_ids", f"{where}.dia_id", "dia_id already used by an earlier turn",
                            f"renamed {message_id}; evidence {dia} means the first turn", message_id, dia)
@@ -473,7 +389,7 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
     base = sanitise_id(f"locomo-{sample}" if named else f"locomo-record-{position}", colons=False)
     base = base[:SCENARIO_ID_CHARS]
-    sid = _unique(base, used, SCENARIO_ID_CHARS)
+    sid = unique_id(base, used, SCENARIO_ID_CHARS)
     if not isinstance(record, dict):
         return sid, "skipped: record is not an object"
     if not isinstance(record.get("conversation"), dict):
@@ -483,15 +399,15 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     return sid, None if sid == base else "duplicate sample_id"
 
 
-#: A UTF-8 byte order mark: skipped before parsing, hashed with the rest of the file.
-_BOM = b"\xef\xbb\xbf"
+COUNT_KEYS = ("image_turns", "evidence_ids", "abstention_probes", "adversarial_answers_withheld",
+              "adversarial_items_with_answer")
 
 
 def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     """Write ``out_dir/fixtures/<scenario>.jsonl``, ``out_dir/gold/<scenario>.json`` and
     ``out_dir/import-report.json``; return the report.
 
-    Bad items never raise: each becomes an issue in the report (see module docstring).
+    Bad items never raise: each becomes an issue in the report (docs/import-formats.md).
     Same input file -> byte-identical output files.
 
     Raises:
@@ -499,71 +415,56 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
         OSError: the file cannot be read or the output written.
     """
     path, out_dir = Path(path), Path(out_dir)
-    try:
-        raw = read_bounded(path, MAX_IMPORT_SOURCE_BYTES)
-        # A leading UTF-8 byte order mark (Windows tools write one) is skipped, as the BEAM,
-        # LongMemEval and guide importers do; source_sha256 stays over the file's raw bytes.
-        data = parse_json(raw[len(_BOM):] if raw.startswith(_BOM) else raw)
-    except TooLarge as exc:
-        raise SourceFormatError(f"{path}: (file): source {exc}") from None
-    except BadDocument as exc:
-        where = f"line {exc.line}" if exc.line else exc.field or "(document)"
-        raise SourceFormatError(f"{path}: {where}: not a JSON file ({exc.message})") from None
+    # A leading UTF-8 byte order mark is skipped; source_sha256 stays over the file's raw bytes.
+    data, raw = load_json(path, MAX_IMPORT_SOURCE_BYTES)
     sha, size = file_sha256(path)
     del raw
     if not isinstance(data, list):
         raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
                                 f"got {type(data).__name__}")
-    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in (*ISSUE_KINDS, *QUALITY_KINDS)}
+    report = ReportBuilder(SOURCE, (*ISSUE_KINDS, *QUALITY_KINDS), COUNT_KEYS)
     dropped_fields: dict[str, int] = {}
-    counts = dict.fromkeys(("scenarios", "sessions", "messages", "probes", "image_turns", "evidence_ids",
-                            "abstention_probes", "adversarial_answers_withheld",
-                            "adversarial_items_with_answer"), 0)
-    by_type: dict[str, int] = {}
-    scenario_ids: list[str] = []
     used_ids: set[str] = set()
     for r, record in enumerate(data):
         sid, problem = _scenario_id(record, r, used_ids)
         if problem:
-            issues["malformed_records"].append(ImportIssue(
-                scenario_id=sid, location=f"[{r}]", reason=problem,
-                resolution="skipped" if problem.startswith("skipped:") else f"scenario id {sid}",
-                raw=_raw(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record else None))
+            report.issue("malformed_records", sid, f"[{r}]", problem,
+                         "skipped" if problem.startswith("skipped:") else f"scenario id {sid}",
+                         raw=_raw(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record
+                         else None)
             if problem.startswith("skipped:"):
                 continue
-        convert = _Conversation(record, sid, issues, counts, dropped_fields)
-        sessions = convert.sessions()
-        if not sessions:
-            convert.issue("malformed_records", "conversation", "conversation has no sessions", "skipped")
-            continue
-        probes, gold_probes = convert.probes()
-        header = HeaderLine(
-            scenario_id=sid, paradigm="multi_peer", source=SOURCE, free_form=True,
-            horizons=[HorizonPhase(name=horizon_for(len(sessions)), sessions=len(sessions),
-                                   session_gap_hours=convert.gap_hours)],
-            entities=[*convert.entities, EntityRef(entity_id=OBSERVER, type="observer")])
-        lines: list = [header, *sessions]
-        if probes:
-            lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
-                                        horizon=horizon_for(len(sessions)), probes=probes))
-        write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
-        # Doubtful gold (the shared checks). LoCoMo gives no question dates: asked_at is ours.
-        where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
-        for kind, found in gold_quality(sid, sessions, gold_probes, where, questions=probes, question_dates=False,
-                                        dropped=convert.dropped, cited=convert.cited).items():
-            issues[kind].extend(found)
-        write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
-        scenario_ids.append(sid)
-        counts["scenarios"] += 1
-        counts["sessions"] += len(sessions)
-        counts["messages"] += sum(len(s.messages) for s in sessions)
-        counts["probes"] += len(probes)
-        counts["evidence_ids"] += sum(len(g.evidence) for g in gold_probes)
-        counts["abstention_probes"] += sum(g.abstention for g in gold_probes)
-        for g in gold_probes:
-            by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
-    report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
-                          scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues,
-                          notes=[*NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)])
-    write_report(out_dir / REPORT_FILE, report)
-    return report
+        _write_scenario(_Conversation(record, sid, report.issues, report.counts, dropped_fields), out_dir, report)
+    return report.write(out_dir, path, sha, size, [*NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)])
+
+
+def _write_scenario(convert: _Conversation, out_dir: Path, report: ReportBuilder) -> None:
+    """Convert one conversation and write its fixture and gold (or list why not)."""
+    sid = convert.sid
+    sessions = convert.sessions()
+    if not sessions:
+        convert.issue("malformed_records", "conversation", "conversation has no sessions", "skipped")
+        return
+    probes, gold_probes = convert.probes()
+    header = HeaderLine(
+        scenario_id=sid, paradigm="multi_peer", source=SOURCE, free_form=True,
+        horizons=[HorizonPhase(name=horizon_for(len(sessions)), sessions=len(sessions),
+                               session_gap_hours=convert.gap_hours)],
+        entities=[*convert.entities, EntityRef(entity_id=OBSERVER, type="observer")])
+    lines: list = [header, *sessions]
+    if probes:
+        lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
+                                    horizon=horizon_for(len(sessions)), probes=probes))
+    write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
+    # Doubtful gold (the shared checks). LoCoMo gives no question dates: asked_at is ours.
+    where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
+    report.extend(gold_quality(sid, sessions, gold_probes, where, questions=probes, question_dates=False,
+                               dropped=convert.dropped, cited=convert.cited))
+    write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
+    report.scenario(sid, sessions, gold_probes)
+
+
+IMPORTER = Importer(
+    run=import_locomo,
+    summary="LoCoMo (locomo10.json): sessions, QA probes, evidence; an import report lists bad gold.",
+    description="One scenario per conversation (multi_peer); format and decisions: docs/import-formats.md#locomo.")
