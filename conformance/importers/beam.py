@@ -113,6 +113,7 @@ from conformance.contract.limits import (
 )
 from conformance.importers.locomo import horizon_for, parse_session_time, rfc3339, sanitise_id
 from conformance.importers.quality import MAX_ANSWER_CHARS, QUALITY_KINDS, garbled_reason, gold_quality
+from conformance.importers.registry import Importer
 from conformance.importers.report import (
     REPORT_FILE,
     ImportIssue,
@@ -1036,3 +1037,11 @@ def rubric_lines(report: ImportReport) -> list[str]:
     """The import summary's extra line: how many probes only an answer model and a judge can grade."""
     n = report.counts.get("rubric_probes")
     return [f"{n} rubric-graded probes (subtype 'rubric') count only with an answer model and a judge"] if n else []
+
+
+IMPORTER = Importer(
+    run=import_beam,
+    summary="BEAM (a conversation folder, a folder of them, or JSON/JSONL rows): turns as sessions, probing "
+            "questions as probes, source_chat_ids as evidence; an import report lists bad gold.",
+    description="Format and decisions: docs/import-formats.md#beam.",
+    folders=True, extra_lines=rubric_lines)

@@ -148,6 +148,7 @@ from conformance.contract.limits import (
 )
 from conformance.errors import DriftError
 from conformance.importers.locomo import SCENARIO_ID_CHARS, horizon_for, rfc3339, sanitise_id
+from conformance.importers.registry import Importer
 from conformance.importers.report import (
     REPORT_FILE,
     ImportIssue,
@@ -1041,3 +1042,11 @@ def export_selection(fixtures_dir: Path | None, gold_dir: Path | None, out_path:
         return export_guide(fixtures_dir, gold_dir, out_path, selection)
     except OSError as exc:
         raise DriftError(f"{exc.filename or out_path}: {exc.strerror or exc}") from None
+
+
+IMPORTER = Importer(
+    run=import_guide,
+    summary="The comparison guide's JSONL cases (one case per line): sessions, questions, evidence; an import "
+            "report lists every item it had to change or drop.",
+    description="Format, decisions and the 'drift' extensions: docs/import-formats.md#guide.",
+    unit="case")

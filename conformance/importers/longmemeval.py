@@ -78,7 +78,6 @@ from conformance.contract.fixture import (
 )
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.limits import (
-    MAX_ID_CHARS,
     MAX_JSONL_LINE_BYTES,
     MAX_MESSAGE_TEXT_CHARS,
     MAX_NESTING_DEPTH,
@@ -86,24 +85,22 @@ from conformance.contract.limits import (
     MiB,
     human,
 )
-from conformance.importers.locomo import (
+from conformance.importers.quality import QUALITY_KINDS, gold_quality
+from conformance.importers.registry import Importer
+from conformance.importers.report import REPORT_FILE, ImportIssue, ImportReport, SourceFormatError, format_report
+from conformance.importers.toolkit import (
     EARLIEST,
     LATEST,
     MAX_DATE_TEXT,
+    SCENARIO_ID_CHARS,
+    ReportBuilder,
     dropped_fields_note,
     horizon_for,
     parse_session_time,
+    raw_text,
     rfc3339,
     sanitise_id,
-)
-from conformance.importers.quality import QUALITY_KINDS, gold_quality
-from conformance.importers.report import (
-    REPORT_FILE,
-    ImportIssue,
-    ImportReport,
-    SourceFormatError,
-    format_report,
-    write_report,
+    unique_id,
 )
 
 __all__ = ["import_longmemeval", "parse_lme_date", "format_report", "PROBE_TYPES",
@@ -161,8 +158,6 @@ hostile instance cannot grow the report without bound."""
 MAX_RAW_CHARS = 500
 """A source value quoted in an issue is cut to this many characters."""
 READ_SIZE = 64 * 1024
-SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
-"""Scenario ids leave room for the suffixes of session, message and probe ids."""
 _LINE_BUDGET = MAX_JSONL_LINE_BYTES - 64 * 1024
 """A session line's JSON must stay below the fixture line bound; 64 KiB spare for its
 other fields (ids, time, participants)."""
@@ -358,12 +353,7 @@ def _instances(events: Iterator[tuple[str, object]], reader: _Reader) -> Iterato
 # --------------------------------------------------------------------------- one instance
 
 def _raw(value: object) -> str:
-    if isinstance(value, str):
-        return value[:MAX_RAW_CHARS]
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)[:MAX_RAW_CHARS]
-    except (TypeError, ValueError, RecursionError):
-        return repr(value)[:MAX_RAW_CHARS]
+    return raw_text(value, MAX_RAW_CHARS)
 
 
 def _json_size(message: Message) -> int:
@@ -671,22 +661,13 @@ class _Instance:
         return [header, *lines, checkpoint], GoldFile(scenario_id=self.sid, source=SOURCE, probes=[gold_probe])
 
 
-def _unique(base: str, used: set[str]) -> str:
-    candidate, k = base, 2
-    while candidate in used:
-        suffix = f"-{k}"
-        candidate, k = base[: SCENARIO_ID_CHARS - len(suffix)] + suffix, k + 1
-    used.add(candidate)
-    return candidate
-
-
 def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, str | None]:
     """``lme-<question_id>`` made a unique file-safe id, and what was wrong, if anything."""
     qid = record.get("question_id") if isinstance(record, dict) else None
     named = isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != ""
     # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
     base = sanitise_id(f"lme-{qid}" if named else f"lme-record-{position}", colons=False)[:SCENARIO_ID_CHARS]
-    sid = _unique(base, used)
+    sid = unique_id(base, used, SCENARIO_ID_CHARS)
     if not named:
         return sid, "question_id missing"
     if not isinstance(qid, str):
@@ -752,10 +733,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
         OSError: the file cannot be read or the output written.
     """
     path, out_dir = Path(path), Path(out_dir)
-    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in ISSUE_KINDS}
-    counts = dict.fromkeys(COUNT_KEYS, 0)
-    by_type: dict[str, int] = {}
-    scenario_ids: list[str] = []
+    report = ReportBuilder(SOURCE, ISSUE_KINDS, COUNT_KEYS)
     used_ids: set[str] = set()
     dropped_fields: dict[str, int] = {}
     with open(path, "rb") as handle:
@@ -776,7 +754,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
                     record = next(stream)
                 except StopIteration:
                     break
-                _convert(record, position, used_ids, issues, counts, by_type, scenario_ids, out_dir, dropped_fields)
+                _convert(record, position, used_ids, report, out_dir, dropped_fields)
                 del record  # before the next instance is built
             position = _AFTER_ARRAY
             for _ in events:  # text after the array is an error (raised here)
@@ -784,27 +762,23 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
         except StopIteration:  # no event at all
             raise _format_error(path, reader, -1, 0, ValueError("premature EOF")) from None
         except (ijson.JSONError, UnicodeDecodeError, _TooLong) as exc:
-            raise _format_error(path, reader, position, len(scenario_ids), exc) from None
+            raise _format_error(path, reader, position, len(report.scenarios), exc) from None
         sha, size = reader.finish()
     notes = [_variant(path.name), *NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)]
-    report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
-                          scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues, notes=notes)
-    write_report(out_dir / REPORT_FILE, report)
-    return report
+    return report.write(out_dir, path, sha, size, notes)
 
 
-def _convert(record: object, position: int, used_ids: set[str], issues: dict[str, list[ImportIssue]],
-             counts: dict[str, int], by_type: dict[str, int], scenario_ids: list[str], out_dir: Path,
+def _convert(record: object, position: int, used_ids: set[str], report: ReportBuilder, out_dir: Path,
              dropped_fields: dict[str, int]) -> None:
     """Convert and write one instance (or list why not)."""
     sid, problem = _scenario_id(record, position, used_ids)
+    counts = report.counts
     if isinstance(record, _Skipped) or not isinstance(record, dict):
         reason = record.reason if isinstance(record, _Skipped) else f"instance is {_kind(record)}, not an object"
-        issues["malformed_records"].append(ImportIssue(scenario_id=sid, location=f"[{position}]", reason=reason,
-                                                       resolution="instance skipped"))
+        report.issue("malformed_records", sid, f"[{position}]", reason, "instance skipped")
         counts["skipped_instances"] += 1
         return
-    instance = _Instance(record, position, sid, issues, counts, dropped_fields)
+    instance = _Instance(record, position, sid, report.issues, counts, dropped_fields)
     if problem:
         instance.issue("malformed_records", ".question_id", problem, f"scenario id {sid}",
                        raw=record.get("question_id"))
@@ -818,24 +792,21 @@ def _convert(record: object, position: int, used_ids: set[str], issues: dict[str
     asked = [p for line in lines if isinstance(line, CheckpointLine) for p in line.probes]
     answer_ids = record.get("answer_session_ids")
     cited = {p.probe_id: len(answer_ids) if isinstance(answer_ids, list) else 0 for p in gold.probes}
-    quality = gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes},
-                           questions=asked, dropped=instance.dropped, cited=cited)
-    for kind, found in quality.items():
-        issues[kind].extend(found)
+    report.extend(gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes},
+                               questions=asked, dropped=instance.dropped, cited=cited))
     instance.close()
     write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
     write_gold(out_dir / "gold" / f"{sid}.json", gold)
-    scenario_ids.append(sid)
-    counts["scenarios"] += 1
-    counts["sessions"] += len(sessions)
-    counts["messages"] += sum(len(s.messages) for s in sessions)
-    counts["probes"] += len(gold.probes)
-    counts["evidence_ids"] += sum(len(g.evidence) for g in gold.probes)
-    counts["abstention_probes"] += sum(g.abstention for g in gold.probes)
-    for g in gold.probes:
-        by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
+    report.scenario(sid, sessions, gold.probes)
 
 
 def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+IMPORTER = Importer(
+    run=import_longmemeval,
+    summary="LongMemEval (longmemeval_s/_m/_oracle.json, cleaned too): one scenario per question, streamed.",
+    description="Format and decisions: docs/import-formats.md#longmemeval.",
+    unit="instance")
