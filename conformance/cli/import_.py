@@ -90,7 +90,7 @@ def list_importers() -> None:
 
     entries = registered()
     if not entries:
-        raise Failure(escape(f"no importer is installed (the entry point group drift_conformance.importers "
+        raise Failure(escape("no importer is installed (the entry point group drift_conformance.importers "
                              "is empty; reinstall drift-conformance)"))
     for name, entry in entries.items():
         try:

@@ -51,9 +51,6 @@ from conformance.importers.quality import QUALITY_KINDS, gold_quality
 from conformance.importers.registry import Importer
 from conformance.importers.report import ImportIssue, ImportReport, SourceFormatError, file_sha256, format_report
 from conformance.importers.toolkit import (
-    EARLIEST,
-    LATEST,
-    MAX_DATE_TEXT,
     SCENARIO_ID_CHARS,
     ReportBuilder,
     dropped_fields_note,
