@@ -18,7 +18,7 @@ from conformance.cli.export import export_guide_cmd as export_command
 from conformance.cli.import_ import importer_command
 from conformance.contract.corpus import iter_fixture, read_gold, read_header, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
-from conformance.importers import guide
+from conformance.importers.guide import keys as guide
 from conformance.importers.guide import (
     ISSUE_KINDS,
     export_guide,
