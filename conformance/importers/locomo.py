@@ -1,31 +1,9 @@
-"""Import LoCoMo (snap-research/LoCoMo, ``data/locomo10.json``) into fixtures + gold.
+"""Import LoCoMo (snap-research/LoCoMo, ``data/locomo10.json``) into fixtures + gold: one
+scenario per conversation, ``locomo-<sample_id>`` (paradigm ``multi_peer``; an ``observer``
+asks every QA item after the last session; free-form probes, gold evidence the turns' ids).
 
-One scenario per conversation, ``locomo-<sample_id>``: two humans talk to each other
-(paradigm ``multi_peer``) and an ``observer`` entity asks every QA item at one checkpoint
-after the last session. Probes are free-form (no closed answer domain), so hermetic runs
-score retrieval only: gold evidence is the turns' message ids.
-
-Decisions (also written into the report's ``notes``):
-
-* Sessions are read in numeric order (``session_2`` before ``session_10``), timed from
-  ``session_<N>_date_time`` ("1:56 pm on 8 May, 2023", taken as UTC) and indexed in time
-  order (numeric order breaks ties). A missing or unparseable date becomes one minute after
-  the previous session (before the earliest known session when it is the first).
-* Turns are 30 s apart from the session start; probes are asked one day after the start of
-  the last session.
-* Category mapping follows the dataset's own evaluation code: 1 multi_hop, 2 temporal,
-  3 open_domain, 4 single_hop, 5 adversarial. Category 5 is an abstention probe with gold
-  answer ``unknown``; its ``adversarial_answer`` is the bait and is never accepted; an
-  ``answer`` the dataset gives on such an item ("No") is accepted as well.
-* Evidence ids are ``D<session>:<turn>``. An entry holding several ids ("D8:6; D9:17") is
-  split. Zero-padded numbers ("D30:05") are normalised ("D30:5") and kept when they then
-  name a turn; they are listed as malformed either way. Other malformed ids ("D",
-  "D:11:26") and ids naming no turn are dropped from gold and listed in the report.
-* A turn keeps its speaker, ``dia_id`` and text, with ``blip_caption`` appended
-  ("[shares an image: ...]"); its ``img_url``, ``query`` and any other field are dropped,
-  and so are a record's ``event_summary``, ``observation`` and ``session_summary`` (the
-  dataset authors' annotations). A note names every dropped field with how many items had
-  it; an answer found only there is listed (``answers_in_dropped_fields``).
+The format as read and every decision (session order and times, categories, evidence ids,
+dropped fields) are in docs/import-formats.md#locomo, and in each report's ``notes``.
 """
 
 from __future__ import annotations

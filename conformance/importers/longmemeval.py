@@ -1,57 +1,18 @@
 """Import LongMemEval (``longmemeval_s.json``, ``longmemeval_m.json``, ``longmemeval_oracle.json``
-and the cleaned re-release, same record shape) into fixtures + gold.
+and the cleaned re-release, same record shape) into fixtures + gold: one scenario
+``lme-<question_id>`` per instance (paradigm ``user_assistant``; the user asks the one question
+after the last session, at ``question_date``; free-form, gold evidence message ids).
 
-A LongMemEval file is one JSON array of instances. Each instance is one question over its
-own chat history (``haystack_sessions``, timed by ``haystack_dates``, named by
-``haystack_session_ids``), so each becomes one scenario ``lme-<question_id>``: a user talks
-to an assistant (paradigm ``user_assistant``) and the user asks the one question at one
-checkpoint after the last session, at ``question_date``. Probes are free-form, so hermetic
-runs score retrieval only: gold evidence is message ids.
+The file is streamed (``_s`` is ~278 MB, ``_m`` ~2.7 GB): instances are built one at a time
+from ``ijson`` events and each scenario is written as soon as it is read, so memory holds one
+instance (at most :data:`MAX_INSTANCE_BYTES` of JSON and :data:`MAX_INSTANCE_VALUES` values)
+plus the report; the file is read once (its SHA-256 taken on the way). Bad instances, sessions
+or turns never raise: each becomes an issue (at most :data:`MAX_ISSUES_LISTED` per kind and
+instance, then one summary issue). Only a file that is not a JSON array, or stops being valid
+JSON, raises :class:`SourceFormatError`.
 
-The ``_s`` file is ~278 MB and ``_m`` ~2.7 GB, so the file is streamed: instances are parsed
-one at a time from ``ijson`` events and each scenario is written as soon as it is read.
-Memory is bounded by one instance (at most :data:`MAX_INSTANCE_BYTES` of JSON and
-:data:`MAX_INSTANCE_VALUES` values) plus the report (scenario ids and issues, which grow
-with the number of instances, not their size); the file is read once (its SHA-256 is
-taken on the way).
-
-Decisions (also written into the report's ``notes``):
-
-* Ids come from positions, never from the dataset's session ids (``answer_…`` would tell
-  an adapter which sessions hold the answer): session ``<scenario>-S<n>`` is the n-th entry
-  of ``haystack_sessions`` (1-based), message ``<scenario>-S<n>:<t>`` its t-th turn.
-* Dates such as ``2023/05/30 (Tue) 23:40`` are read exactly (UTC); other complete date
-  texts go through the LoCoMo importer's strict parser (nothing filled in from today). A
-  weekday that disagrees with the date is listed; the date wins.
-* A session id used twice in one history (13 histories of ``longmemeval_s_cleaned`` repeat
-  a filler session): both sessions are imported; an ``answer_session_ids`` entry naming
-  the id means the first (listed under ``duplicate_session_ids``).
-* Sessions are indexed in time order (dataset order breaks ties; the oracle file is not
-  sorted by design). A missing or unparseable session date becomes one minute after the
-  previous session in dataset order (before the earliest dated session when it is first).
-  Turns are 30 s apart from the session start.
-* ``question_date`` is the probe's ``asked_at``, kept as given even when it precedes the
-  last session (listed): temporal questions are computed from it. Unparseable: one day
-  after the last session starts, listed.
-* Evidence scope is ``answer_session_ids`` (as in the dataset's own retrieval evaluation):
-  an answer session's ``has_answer: true`` turns (any role) are evidence; an answer session
-  without such turns gives all its user turns (listed under ``session_level_evidence``).
-  ``has_answer`` turns outside answer sessions are not evidence (listed).
-* Abstention (``question_id`` ending ``_abs``): gold answer ``unknown``; the dataset's
-  explanation ("You did not mention …") is neither the answer nor accepted; no evidence
-  (the dataset's retrieval evaluation skips abstention items too). Both are counted.
-* Numeric answers are kept as text and listed (``integer_answers``).
-* ``question_type`` becomes the probe type with ``-`` as ``_``; an unknown type is
-  ``uncategorised`` (listed).
-* Session tiers stay empty: filler sessions of ``_s``/``_m`` hold real user facts too, so
-  calling them noise would punish a memory for keeping them.
-* A turn field other than ``role``, ``content`` and ``has_answer``, and an instance field
-  the format does not define, is dropped; a note names each with how many items had it,
-  and an answer found only there is listed (``answers_in_dropped_fields``).
-
-Bad instances, sessions or turns never raise: each becomes an issue (at most
-:data:`MAX_ISSUES_LISTED` per kind and instance, then one summary issue). Only a file that
-is not a JSON array, or stops being valid JSON, raises :class:`SourceFormatError`.
+Ids, dates, evidence, abstention and every other decision: docs/import-formats.md#longmemeval
+(and each report's ``notes``).
 """
 
 from __future__ import annotations
