@@ -77,15 +77,15 @@ class ImportGroup(LazyGroup):
 def import_():
     """Import a public dataset into fixtures + gold: import NAME PATH --out DIR.
 
-    NAME is one of the importers below (``import list`` says where each comes from); a
-    package adds one through the entry point group ``drift_conformance.importers``.
+    NAME is one of the importers below ('import list' says which package each comes from);
+    a package adds one through the entry point group drift_conformance.importers.
     Formats: docs/import-formats.md.
     """
 
 
 @import_.command("list")
 def list_importers() -> None:
-    """List the registered importers: name, what it reads, and the entry point it comes from."""
+    """List the registered importers: name, what it reads, its entry point."""
     from conformance.importers.registry import ImporterError, load_importer, registered
 
     entries = registered()
