@@ -22,6 +22,7 @@ BUILT_IN = ["beam", "guide", "locomo", "longmemeval"]
 # A third-party importer, as another distribution would ship it: one scenario per line of a
 # text file, each line one user message, with no probes.
 PLUGIN = '''
+from pathlib import Path
 
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import EntityRef, HeaderLine, HorizonPhase, Message, SessionLine
