@@ -27,7 +27,7 @@ from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES, MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
 from conformance.importers.quality import QUALITY_KINDS, gold_quality
 from conformance.importers.registry import Importer
-from conformance.importers.report import ImportIssue, ImportReport, SourceFormatError, file_sha256, format_report
+from conformance.importers.report import ImportIssue, ImportReport, file_sha256, format_report
 from conformance.importers.toolkit import (
     SCENARIO_ID_CHARS,
     ReportBuilder,
@@ -38,6 +38,7 @@ from conformance.importers.toolkit import (
     raw_text,
     rfc3339,
     sanitise_id,
+    source_error,
     unique_id,
 )
 
@@ -84,10 +85,6 @@ _SESSION_KEY = re.compile(r"session_(\d{1,9})(_date_time)?")
 _EVIDENCE_ID = re.compile(r"D(\d{1,9}):(\d{1,9})")
 
 
-def _raw(value: object) -> str:
-    return raw_text(value)
-
-
 class _Conversation:
     """Converts one LoCoMo record; problems go to the shared ``issues`` lists."""
 
@@ -110,7 +107,7 @@ class _Conversation:
               item_id: str | None = None, raw: object = None) -> None:
         self.issues[kind].append(ImportIssue(
             scenario_id=self.sid, location=location, item_id=item_id,
-            raw=None if raw is None else _raw(raw), reason=reason, resolution=resolution))
+            raw=None if raw is None else raw_text(raw), reason=reason, resolution=resolution))
 
     # ---- entities -------------------------------------------------------------------
     def _speakers(self) -> None:
@@ -213,7 +210,7 @@ class _Conversation:
             used.add(message_id)
             self.evidence_index.setdefault(_canonical(dia) or dia, message_id)
             text = turn["text"]
-            lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
+            lost = {key: raw_text(value) for key, value in turn.items() if key not in TURN_KEYS}
             for key in lost:
                 self.dropped_fields[f"turn {key}"] = self.dropped_fields.get(f"turn {key}", 0) + 1
             if lost:
@@ -276,7 +273,7 @@ class _Conversation:
             return "", []
         self.issue("missing_answers", f"{where}.answer", f"answer is a {type(value).__name__}, not text",
                    "kept as JSON text", probe_id, value)
-        return _raw(value), []
+        return raw_text(value), []
 
     def _evidence(self, qa: dict, where: str, probe_id: str) -> list[str]:
         entries = qa.get("evidence", [])
@@ -395,8 +392,8 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     sha, size = file_sha256(path)
     del raw
     if not isinstance(data, list):
-        raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
-                                f"got {type(data).__name__}")
+        raise source_error(path, "(document)", f"expected a JSON list of LoCoMo conversations, "
+                           f"got {type(data).__name__}")
     report = ReportBuilder(SOURCE, (*ISSUE_KINDS, *QUALITY_KINDS), COUNT_KEYS)
     dropped_fields: dict[str, int] = {}
     used_ids: set[str] = set()
@@ -405,7 +402,7 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
         if problem:
             report.issue("malformed_records", sid, f"[{r}]", problem,
                          "skipped" if problem.startswith("skipped:") else f"scenario id {sid}",
-                         raw=_raw(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record
+                         raw=raw_text(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record
                          else None)
             if problem.startswith("skipped:"):
                 continue

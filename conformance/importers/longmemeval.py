@@ -61,6 +61,7 @@ from conformance.importers.toolkit import (
     raw_text,
     rfc3339,
     sanitise_id,
+    source_error,
     unique_id,
 )
 
@@ -706,8 +707,8 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
             if first != "start_array":
                 kind = {"start_map": "an object", "string": "a string", "number": "a number",
                         "boolean": "a boolean", "null": "null"}.get(first, first)
-                raise SourceFormatError(f"{path}: (document): expected a JSON array of LongMemEval instances, "
-                                        f"got {kind}")
+                raise source_error(path, "(document)", f"expected a JSON array of LongMemEval instances, "
+                                   f"got {kind}")
             stream = _instances(events, reader)
             while True:
                 position += 1

@@ -42,11 +42,6 @@ FALLBACK_ANCHOR = datetime(2000, 1, 1, tzinfo=timezone.utc)
 DEFAULT_GAP_HOURS = 24.0
 
 
-def _raw(value: object) -> str:
-    """A source value as the report shows it: text verbatim, anything else as JSON text."""
-    return raw_text(value)
-
-
 def _ability(key: object) -> str | None:
     """``"Multi-Session Reasoning"`` -> ``multi_session_reasoning``; None when it names no ability."""
     if not isinstance(key, str):
@@ -92,7 +87,7 @@ class Conversation:
               raw: object = None) -> None:
         self.issues[kind].append(ImportIssue(
             scenario_id=self.sid, location=location, item_id=item_id,
-            raw=None if raw is None else _raw(raw)[:2000], reason=reason, resolution=resolution))
+            raw=None if raw is None else raw_text(raw)[:2000], reason=reason, resolution=resolution))
 
     # ---- chat layout --------------------------------------------------------------------
     def _turns(self, chat: object) -> list[_Turn]:
@@ -370,7 +365,7 @@ class Conversation:
             self.issue("missing_answers", f"{where}.answer", f"answer is a {type(value).__name__}, not text",
                        "rubric used as gold" if rubric else "kept as JSON text", probe_id, value)
             if not rubric:
-                return _raw(value), None
+                return raw_text(value), None
         elif ability in SHORT_ANSWER_ABILITIES:
             self.issue("missing_answers", f"{where}.answer", "no answer",
                        "rubric used as gold" if rubric else empty, probe_id, value)

@@ -27,8 +27,8 @@ from conformance.contract.limits import (
     too_deep,
     without_bom,
 )
-from conformance.importers.report import SourceFormatError, file_sha256
-from conformance.importers.toolkit import SCENARIO_ID_CHARS, json_lines, load_json, sanitise_id
+from conformance.importers.report import file_sha256
+from conformance.importers.toolkit import SCENARIO_ID_CHARS, json_lines, load_json, sanitise_id, source_error
 
 CHAT_FILES = ("chat_trunecated.json", "chat_truncated.json", "chat.json")
 """Chat files of a conversation folder, the first present wins (BEAM's own choice, in order)."""
@@ -191,8 +191,8 @@ def _conversation_folders(root: Path) -> list[Path]:
 def _folder_sources(root: Path, hasher: Hasher) -> Iterator[Source]:
     folders = _conversation_folders(root)
     if not folders:
-        raise SourceFormatError(f"{root}: (folder): no BEAM conversation folder (one holding chat.json or "
-                                "probing_questions/probing_questions.json) found")
+        raise source_error(root, "(folder)", "no BEAM conversation folder (one holding chat.json or "
+                           "probing_questions/probing_questions.json) found")
     for folder in folders:
         origin = folder.relative_to(root).as_posix() if folder != root else folder.name
         source = Source(base=_scenario_base(normalise_size(folder.parent.name), folder.name, "conversation"),
@@ -304,9 +304,9 @@ def _json_shape(path: Path) -> tuple[str, list[tuple[str, str]]]:
     except (ijson.JSONError, ValueError) as exc:
         reason = _first_line(exc)
         hint = "; JSON Lines need a .jsonl name" if "trailing garbage" in reason else ""
-        raise SourceFormatError(f"{path}: (document): not a JSON file ({reason}){hint}") from None
+        raise source_error(path, "(document)", f"not a JSON file ({reason}){hint}") from None
     if not kind:
-        raise SourceFormatError(f"{path}: (document): empty file")
+        raise source_error(path, "(document)", "empty file")
     return kind, keys
 
 
@@ -320,8 +320,8 @@ def _json_sources(path: Path, size_hint: str | None) -> Iterator[Source]:
                 yield source
         return
     if kind != "object":
-        raise SourceFormatError(f"{path}: (document): expected a JSON list of BEAM rows, an object of rows by "
-                                f"size, or one row; got a {kind}")
+        raise source_error(path, "(document)", f"expected a JSON list of BEAM rows, an object of rows by "
+                           f"size, or one row; got a {kind}")
     names = [k for k, _ in keys]
     if "chat" in names or "probing_questions" in names:
         row, _ = load_json(path, MAX_IMPORT_SOURCE_BYTES, "one row")
@@ -354,11 +354,11 @@ def read_sources(path: Path, hasher: Hasher) -> Iterator[Source]:
         return
     name = path.name.lower()
     if name in CHAT_FILES or name == "probing_questions.json":
-        raise SourceFormatError(f"{path}: (file): a file of one BEAM conversation; pass its conversation folder "
-                                f"({path.parent if name != 'probing_questions.json' else path.parent.parent})")
+        raise source_error(path, "(file)", f"a file of one BEAM conversation; pass its conversation folder "
+                           f"({path.parent if name != 'probing_questions.json' else path.parent.parent})")
     if name.endswith(".parquet"):
-        raise SourceFormatError(f"{path}: (file): parquet is not read (no parquet reader is installed); export "
-                                "the rows as JSON Lines, e.g. datasets' Dataset.to_json(path)")
+        raise source_error(path, "(file)", "parquet is not read (no parquet reader is installed); export "
+                           "the rows as JSON Lines, e.g. datasets' Dataset.to_json(path)")
     size_hint = _size_in_name(path.stem)
     hasher.whole_file(path)
     if name.endswith((".jsonl", ".ndjson")):

@@ -19,8 +19,8 @@ from conformance.importers.guide.case import Case, parse_guide_time, raw_value, 
 from conformance.importers.guide.export import export_guide, export_selection
 from conformance.importers.guide.keys import EXTRAS_KEY, ISSUE_KINDS, MAX_CASE_LINE_BYTES, SOURCE, GuideExportError
 from conformance.importers.registry import Importer
-from conformance.importers.report import ImportReport, SourceFormatError, format_report
-from conformance.importers.toolkit import JsonLine, ReportBuilder, json_lines
+from conformance.importers.report import ImportReport, format_report
+from conformance.importers.toolkit import JsonLine, ReportBuilder, json_lines, source_error
 
 __all__ = [
     "import_guide", "export_guide", "export_selection", "parse_guide_time",
@@ -86,8 +86,8 @@ def import_guide(path: Path | str, out_dir: Path | str) -> ImportReport:
             del data
     if cases == 0:
         detail = f"; {first_problem}" if first_problem else " (the file is empty)"
-        raise SourceFormatError(f"{path}: (file): no case found: expected JSON Lines, one case object per line"
-                                f"{detail}")
+        raise source_error(path, "(file)", f"no case found: expected JSON Lines, one case object per line"
+                           f"{detail}")
     return report.write(out_dir, path, digest.hexdigest(), size[0], NOTES)
 
 
