@@ -24,7 +24,7 @@ from conformance.contract.fixture import (
     SessionLine,
 )
 from conformance.contract.gold import GoldFile, GoldProbe
-from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES, MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
+from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES
 from conformance.importers.quality import QUALITY_KINDS, gold_quality
 from conformance.importers.registry import Importer
 from conformance.importers.report import ImportIssue, ImportReport, file_sha256, format_report
@@ -32,8 +32,10 @@ from conformance.importers.toolkit import (
     SCENARIO_ID_CHARS,
     ReportBuilder,
     dropped_fields_note,
+    fit_message,
     horizon_for,
     load_json,
+    overlong_query,
     parse_session_time,
     raw_text,
     rfc3339,
@@ -219,11 +221,9 @@ class _Conversation:
             if isinstance(caption, str) and caption.strip():
                 text += f" [shares an image: {caption.strip()}]"
                 self.counts["image_turns"] += 1
-            if len(text) > MAX_MESSAGE_TEXT_CHARS:
-                self.issue("malformed_records", f"{where}.text", f"text of {len(text):,} characters (caption "
-                           f"included) exceeds the fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
-                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            text, cut = fit_message(text, "text (caption included)")
+            if cut:
+                self.issue("malformed_records", f"{where}.text", *cut, message_id)
             messages.append(Message(
                 message_id=message_id, author=self._author(turn["speaker"], f"{where}.speaker"),
                 role="user", text=text, timestamp=rfc3339(start + TURN_STEP * i), scope="shared"))
@@ -328,9 +328,8 @@ class _Conversation:
                 self.issue("malformed_records", where, "QA item without a question", "skipped", probe_id,
                            qa if not isinstance(qa, dict) else question)
                 continue
-            if len(question) > MAX_QUERY_CHARS:
-                self.issue("malformed_records", f"{where}.question", f"question of {len(question):,} characters "
-                           f"exceeds the fixture limit of {MAX_QUERY_CHARS:,}", "skipped", probe_id)
+            if overlong_query(question):
+                self.issue("malformed_records", f"{where}.question", overlong_query(question), "skipped", probe_id)
                 continue
             category = qa.get("category")
             category = int(category) if isinstance(category, (int, str)) and not isinstance(category, bool) \

@@ -40,9 +40,7 @@ from conformance.contract.fixture import (
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.limits import (
     MAX_JSONL_LINE_BYTES,
-    MAX_MESSAGE_TEXT_CHARS,
     MAX_NESTING_DEPTH,
-    MAX_QUERY_CHARS,
     MiB,
     human,
 )
@@ -56,7 +54,9 @@ from conformance.importers.toolkit import (
     SCENARIO_ID_CHARS,
     ReportBuilder,
     dropped_fields_note,
+    fit_message,
     horizon_for,
+    overlong_query,
     parse_session_time,
     raw_text,
     rfc3339,
@@ -453,11 +453,9 @@ class _Instance:
                 self.issue("malformed_records", f"{at}.has_answer", "has_answer is not true or false",
                            "read as false", message_id, flag)
                 flag = False
-            if len(text) > MAX_MESSAGE_TEXT_CHARS:
-                self.issue("malformed_records", f"{at}.content", f"content of {len(text):,} characters exceeds the "
-                           f"fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
-                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            text, cut = fit_message(text, "content")
+            if cut:
+                self.issue("malformed_records", f"{at}.content", *cut, message_id)
             message = Message(message_id=message_id, author=role, role=role, text=text,
                               timestamp=rfc3339(start + TURN_STEP * j), scope="shared")
             lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
@@ -578,9 +576,8 @@ class _Instance:
         if not isinstance(question, str) or not question.strip():
             self.issue("malformed_records", ".question", "no question text", "instance skipped", probe_id, question)
             return None
-        if len(question) > MAX_QUERY_CHARS:
-            self.issue("malformed_records", ".question", f"question of {len(question):,} characters exceeds the "
-                       f"fixture limit of {MAX_QUERY_CHARS:,}", "instance skipped", probe_id)
+        if overlong_query(question):
+            self.issue("malformed_records", ".question", overlong_query(question), "instance skipped", probe_id)
             return None
         sessions = self._list("haystack_sessions")
         if not sessions:

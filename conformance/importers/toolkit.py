@@ -26,6 +26,8 @@ from conformance.contract.fixture import HorizonName
 from conformance.contract.gold import GoldProbe
 from conformance.contract.limits import (
     MAX_ID_CHARS,
+    MAX_MESSAGE_TEXT_CHARS,
+    MAX_QUERY_CHARS,
     BadDocument,
     TooLarge,
     bounded_lines,
@@ -38,7 +40,7 @@ from conformance.importers.report import REPORT_FILE, ImportIssue, ImportReport,
 
 __all__ = [
     "EARLIEST", "LATEST", "MAX_DATE_TEXT", "SCENARIO_ID_CHARS", "JsonLine", "ReportBuilder", "bad_document_where",
-    "dropped_fields_note", "horizon_for", "json_lines", "load_json", "parse_session_time", "raw_text", "rfc3339",
+    "dropped_fields_note", "fit_message", "horizon_for", "json_lines", "load_json", "overlong_query", "parse_session_time", "raw_text", "rfc3339",
     "sanitise_id", "source_error", "unique_id",
 ]
 
@@ -85,6 +87,25 @@ def raw_text(value: object, limit: int | None = None) -> str:
         except (TypeError, ValueError, RecursionError):
             text = repr(value)
     return text if limit is None else text[:limit]
+
+
+# ---- the fixture's text bounds ---------------------------------------------------------
+
+def overlong_query(question: str) -> str | None:
+    """Why ``question`` cannot be a probe's query (over ``MAX_QUERY_CHARS`` characters), or None."""
+    if len(question) <= MAX_QUERY_CHARS:
+        return None
+    return f"question of {len(question):,} characters exceeds the fixture limit of {MAX_QUERY_CHARS:,}"
+
+
+def fit_message(text: str, what: str = "text") -> tuple[str, tuple[str, str] | None]:
+    """``(text, None)``, or for a text over ``MAX_MESSAGE_TEXT_CHARS`` characters its first that
+    many and the issue's ``(reason, resolution)`` (``what`` names the text in the reason)."""
+    if len(text) <= MAX_MESSAGE_TEXT_CHARS:
+        return text, None
+    return text[:MAX_MESSAGE_TEXT_CHARS], (
+        f"{what} of {len(text):,} characters exceeds the fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
+        f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters")
 
 
 # ---- time ------------------------------------------------------------------------------

@@ -12,10 +12,9 @@ from datetime import datetime, timedelta, timezone
 
 from conformance.contract.fixture import Message, Probe, SessionLine
 from conformance.contract.gold import GoldProbe
-from conformance.contract.limits import MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
 from conformance.importers.quality import MAX_ANSWER_CHARS, QUALITY_KINDS, garbled_reason, gold_quality
 from conformance.importers.report import ImportIssue
-from conformance.importers.toolkit import parse_session_time, raw_text, rfc3339, unique_id
+from conformance.importers.toolkit import fit_message, overlong_query, parse_session_time, raw_text, rfc3339, unique_id
 
 SOURCE = "beam"
 ABILITIES = (
@@ -227,11 +226,9 @@ class Conversation:
             self.used.add(message_id)
             self.index.setdefault(number, message_id)
         text = item["content"]
-        if len(text) > MAX_MESSAGE_TEXT_CHARS:
-            self.issue("malformed_records", f"{where}.content", f"text of {len(text):,} characters exceeds the "
-                       f"fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}", f"cut to its first "
-                       f"{MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-            text = text[:MAX_MESSAGE_TEXT_CHARS]
+        text, cut = fit_message(text)
+        if cut:
+            self.issue("malformed_records", f"{where}.content", *cut, message_id)
         return message_id, item["role"], item["role"], text
 
     def _anchor(self, turn: _Turn) -> tuple[object, str | None]:
@@ -407,9 +404,9 @@ class Conversation:
                     self.issue("malformed_records", where, "item without a question", "skipped", probe_id,
                                item if not isinstance(item, dict) else question)
                     continue
-                if len(question) > MAX_QUERY_CHARS:
-                    self.issue("malformed_records", f"{where}.question", f"question of {len(question):,} characters "
-                               f"exceeds the fixture limit of {MAX_QUERY_CHARS:,}", "skipped", probe_id)
+                if overlong_query(question):
+                    self.issue("malformed_records", f"{where}.question", overlong_query(question), "skipped",
+                               probe_id)
                     continue
                 if ability == ABSTENTION:
                     answer, subtype = "unknown", None

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ValidationError
 
 from conformance.contract.fixture import CheckpointLine, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine
 from conformance.contract.gold import GoldFile, GoldProbe
-from conformance.contract.limits import MAX_MESSAGE_TEXT_CHARS, MAX_QUERY_CHARS
 from conformance.importers.guide.keys import (
     CHECKPOINT_KEY,
     EXTRAS_KEY,
@@ -30,7 +29,16 @@ from conformance.importers.guide.keys import (
     TURN_EXTRAS,
 )
 from conformance.importers.report import ImportIssue
-from conformance.importers.toolkit import SCENARIO_ID_CHARS, horizon_for, raw_text, rfc3339, sanitise_id, unique_id
+from conformance.importers.toolkit import (
+    SCENARIO_ID_CHARS,
+    fit_message,
+    horizon_for,
+    overlong_query,
+    raw_text,
+    rfc3339,
+    sanitise_id,
+    unique_id,
+)
 
 ABSTENTION_TYPES = ("abstention",)
 DECLINES = frozenset({"i don't know", "i do not know", "i dont know", "unknown"})
@@ -337,11 +345,9 @@ class Case:
                            "read as user", message_id, role if "role" in turn else _MISSING)
                 role = "user"
             text = turn["text"]
-            if len(text) > MAX_MESSAGE_TEXT_CHARS:
-                self.issue("malformed_records", f"{where}.text", f"text of {len(text):,} characters exceeds the "
-                           f"fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
-                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            text, cut = fit_message(text)
+            if cut:
+                self.issue("malformed_records", f"{where}.text", *cut, message_id)
             plain = {"message_id": message_id, "author": role, "role": role, "text": text,
                      "timestamp": rfc3339(start + TURN_STEP * j), "scope": "shared"}
             messages.append(self._build(Message, plain, None, self._extras_of(turn, where), TURN_EXTRAS, where,
@@ -367,9 +373,8 @@ class Case:
                 self.issue("malformed_records", f"{where}.question", "no question text", "skipped",
                            raw=query if "question" in entry else _MISSING)
                 continue
-            if len(query) > MAX_QUERY_CHARS:
-                self.issue("malformed_records", f"{where}.question", f"question of {len(query):,} characters "
-                           f"exceeds the fixture limit of {MAX_QUERY_CHARS:,}", "skipped")
+            if overlong_query(query):
+                self.issue("malformed_records", f"{where}.question", overlong_query(query), "skipped")
                 continue
             probe_id = self._id(entry.get("qid"), f"{where}.qid", used, f"{self.sid}-q{i + 1}", "question")
             moment, text, problem = parse_guide_time(entry.get("asked_at"), end_of_day=True)
