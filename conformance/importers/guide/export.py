@@ -107,9 +107,10 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
     ``selection`` (:class:`conformance.runner.run.Selection`, default: every scenario but the
     holdout ones) picks scenarios as a run does: globs, paradigms, horizons, splits
     (``Selection(splits=("ci",))``); holdout scenarios only with ``include_holdout=True``.
-    Each case carries the ``drift`` objects that let :func:`import_guide` rebuild the
-    scenario byte for byte. The file is written whole or not at all (a ``.part`` file is
-    renamed at the end); an empty selection writes an empty file.
+    Each case carries the ``drift`` objects that let
+    :func:`conformance.importers.guide.import_guide` rebuild the scenario byte for byte. The
+    file is written whole or not at all (a ``.part`` file is renamed at the end); an empty
+    selection writes an empty file.
 
     Raises:
         CorpusError: a fixture or gold file is malformed, or they do not match.
