@@ -12,13 +12,6 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "conformance"
 LIMIT = 80
 
-#: Functions still over the limit, with their length today, owned by a restructuring under way
-#: (issue 18 item 4: the importers' shared toolkit). The test fails when one of them grows or
-#: no longer exceeds the limit, so the list only shrinks.
-KNOWN_EXCEPTIONS = {
-    "importers/guide.py:import_guide": 93,
-}
-
 
 def function_lengths(path: Path) -> dict[str, int]:
     """``{"<qualified name>": lines}`` of every function and method in the file."""
@@ -51,13 +44,7 @@ def too_long(package: Path = PACKAGE, limit: int = LIMIT) -> dict[str, int]:
 
 def test_no_function_in_conformance_exceeds_80_lines():
     found = too_long()
-    new = {name: lines for name, lines in found.items() if name not in KNOWN_EXCEPTIONS}
-    assert not new, f"functions over {LIMIT} lines (split them into stages): {new}"
-    grown = {name: (found[name], KNOWN_EXCEPTIONS[name]) for name in KNOWN_EXCEPTIONS
-             if name in found and found[name] > KNOWN_EXCEPTIONS[name]}
-    assert not grown, f"known exceptions that grew (now, recorded): {grown}"
-    fixed = sorted(name for name in KNOWN_EXCEPTIONS if name not in found)
-    assert not fixed, f"no longer over {LIMIT} lines: drop them from KNOWN_EXCEPTIONS: {fixed}"
+    assert not found, f"functions over {LIMIT} lines (split them into named steps): {found}"
 
 
 def test_the_count_sees_methods_nested_functions_and_leaves_decorators_out(tmp_path):
