@@ -116,6 +116,22 @@ class StateAudit(_Doc):
     """One line per kind of mismatch, with counts and a first example."""
 
 
+class FailureCauses(_Doc):
+    """One cause per scored probe of the first replicate (docs/failure-causes.md,
+    :mod:`conformance.scoring.causes`): where the evidence stopped, write path or read path."""
+
+    counts: dict[str, int]
+    """Probes per cause, every cause of the vocabulary listed (0 included), in precedence order:
+    fault, correct, scope_leak, no_provenance, not_stored, lost, not_retrieved, not_found,
+    out_of_budget, stale_in_context, reader."""
+    by_probe_type: dict[str, dict[str, int]] = {}
+    """The same per probe type (causes with no probe left out)."""
+    basis: str | None = None
+    """What "stored" was established by: ``snapshot`` (the Snapshot's provenance), ``audit``
+    (the state audit's probes, the Snapshot having failed it), ``marker_probe`` (no Snapshot), or
+    None (memory state unknown: ``not_found`` stands for not_stored, lost and not_retrieved)."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -153,6 +169,8 @@ class SystemResult(_Doc):
     """What the provenance and time audits found in its hits (docs/audit.md): citations the
     hit's text does not carry, hits longer than the budget, adapter times later than what a
     hit carries. Their credit is already withheld; the lines say why a score is lower."""
+    failure_causes: FailureCauses | None = None
+    """Why each scored probe failed (or ``correct``); None in results older than the causes."""
     state_audit: StateAudit | None = None
     """The memory-state audit (:mod:`conformance.runner.audit`); None for systems without a
     Snapshot, for the harness-side oracle, and in results older than the audit."""
