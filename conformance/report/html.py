@@ -241,6 +241,55 @@ def horizon_table(doc: ResultDocument) -> Table:
                        "accuracy_by_horizon.", HORIZONS, "No accuracy-by-horizon breakdown in this result.")
 
 
+def causes_table(doc: ResultDocument) -> Table:
+    """Failure causes (docs/failure-causes.md): one row per cause some system has, one column
+    per system, each cell the probe count and its share of the system's scored probes."""
+    from conformance.scoring.causes import CAUSES
+
+    found = {label: r.failure_causes for label, r in doc.systems.items() if r.failure_causes is not None}
+    table = Table("causes", "Failure causes", "Why each scored probe failed (or was right), one cause per probe in "
+                  "a fixed precedence: fault, correct, scope_leak, no_provenance, then where the evidence stopped "
+                  "(not_stored, lost, not_retrieved, not_found, out_of_budget), stale_in_context, reader. "
+                  "Write-path causes come before read-path ones (docs/failure-causes.md).",
+                  [system_label(label, r) for label, r in doc.systems.items()])
+    used = [c for c in CAUSES if any(fc.counts.get(c) for fc in found.values())]
+    if not used:
+        table.empty = "No failure causes in this result (results older than the causes)."
+        return table
+    for cause in used:
+        row = []
+        for label in doc.systems:
+            fc = found.get(label)
+            if fc is None:
+                row.append(Cell("n/a", na=True))
+                continue
+            total = sum(fc.counts.values())
+            n = fc.counts.get(cause, 0)
+            row.append(Cell(str(n), f"({n / total:.0%})" if total else None, n=total))
+        table.rows.append((cause, row))
+    return table
+
+
+def causes_by_type_table(doc: ResultDocument) -> Table:
+    """Failure causes per probe type: one row per probe type, one column per system, each cell its
+    causes with counts, most frequent first (``correct`` last, so what failed reads first)."""
+    found = {label: r.failure_causes for label, r in doc.systems.items() if r.failure_causes is not None}
+    table = Table("causes-by-type", "Failure causes by probe type", "Per probe type, each system's causes and "
+                  "how many probes each explains.", [system_label(label, r) for label, r in doc.systems.items()])
+    types = sorted({t for fc in found.values() for t in fc.by_probe_type})
+    if not types:
+        table.empty = "No failure causes in this result."
+        return table
+    for probe_type in types:
+        row = []
+        for label in doc.systems:
+            counts = found[label].by_probe_type.get(probe_type, {}) if label in found else {}
+            ordered = sorted(counts.items(), key=lambda kv: (kv[0] == "correct", -kv[1], kv[0]))
+            row.append(Cell(", ".join(f"{c} {n}" for c, n in ordered) or "-", na=not counts))
+        table.rows.append((probe_type, row))
+    return table
+
+
 def paired_tables(doc: ResultDocument) -> list[Table]:
     families = (
         ("paired-none", "Paired difference vs none", "System minus the none control: accuracy, recall and "
@@ -292,7 +341,9 @@ def other_table(doc: ResultDocument) -> Table:
 def tables(doc: ResultDocument) -> list[Table]:
     """Every table of the report, in page order (the paired ones at the end)."""
     return [headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
-            accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), other_table(doc),
+            accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), causes_table(doc),
+            causes_by_type_table(doc),
+            other_table(doc),
             *paired_tables(doc)]
 
 
@@ -556,7 +607,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
 
     sections.append('<h2 id="details">All tables</h2>')
     sections += [table_html(by_key[k]) for k in ("capability", "efficiency", "latency", "accuracy", "per-type",
-                                                  "other")]
+                                                  "causes", "causes-by-type", "other")]
     sections.append('<h2 id="breakdowns">Breakdowns</h2>')
     sections += [table_html(by_key[k]) for k in ("by-paradigm", "by-horizon")]
 

@@ -68,7 +68,7 @@ def render_markdown(doc: ResultDocument, audit: dict | None = None) -> str:
             "curve).", ""]
 
     out += ["## All tables", ""]
-    for key in ("capability", "efficiency", "latency", "accuracy", "per-type", "other"):
+    for key in ("capability", "efficiency", "latency", "accuracy", "per-type", "causes", "causes-by-type", "other"):
         out += table_md(by_key[key])
     out += ["## Breakdowns", ""]
     for key in ("by-paradigm", "by-horizon"):

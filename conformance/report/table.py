@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from conformance.contract.result import MetricValue, ResultDocument
-from conformance.report.html import audit_lines
+from conformance.report.html import audit_lines, causes_table
 from conformance.scoring.instrument import failed_lines
 
 HEADLINE = (
@@ -103,6 +103,15 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
+    causes = causes_table(doc)
+    if causes.rows:
+        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
+        why.add_column("cause")
+        for column in causes.columns:
+            why.add_column(column, justify="right")
+        for cause, cells in causes.rows:
+            why.add_row(cause, *[c.text for c in cells])
+        console.print(why)
     for line in failed_lines(doc.instrument_checks):
         # Plainly, and first: a system above the oracle means the gold needs an audit.
         console.print(f"[bold red]{escape(line)}[/bold red]")
