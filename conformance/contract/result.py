@@ -224,6 +224,42 @@ class InstrumentChecks(_Doc):
     checks: list[InstrumentCheck] = []
 
 
+class PairDifference(_Doc):
+    """One pair of systems on one metric (:mod:`conformance.scoring.pairwise`)."""
+
+    a: str
+    """The system with the higher point estimate."""
+    b: str
+    diff: float
+    """a minus b, full sample."""
+    ci95: list[float] | None = None
+    """Paired cluster-bootstrap 95% interval of the difference (shared count matrix)."""
+    p: float | None = None
+    """Two-sided bootstrap p-value of the difference being 0."""
+    p_holm: float | None = None
+    """p Holm-adjusted over every pair on every compared metric."""
+    differs: bool = False
+    """p_holm below the comparison's alpha."""
+
+
+class MetricComparison(_Doc):
+    systems: list[str]
+    """The compared systems, best point estimate first."""
+    values: dict[str, float]
+    letters: dict[str, str]
+    """Compact letter display: systems sharing a letter are not distinguishable."""
+    pairs: list[PairDifference] = []
+
+
+class Comparisons(_Doc):
+    """Which system under test is better (controls apart), by default in every run with two or
+    more systems: paired differences of every pair, Holm-adjusted, grouped by letters."""
+
+    alpha: float
+    adjustment: str
+    metrics: dict[str, MetricComparison]
+
+
 class ResultDocument(_Doc):
     _rows: dict = PrivateAttr(default_factory=dict)
 
@@ -241,6 +277,9 @@ class ResultDocument(_Doc):
     bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
     system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
     reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
+    comparisons: Comparisons | None = None
+    """Every pair of systems under test on DRIFT-C, DRIFT-E and accuracy (:class:`Comparisons`);
+    None with fewer than two systems under test, and in results older than it."""
     instrument_checks: InstrumentChecks | None = None
     """Whether the controls bound the run (:class:`InstrumentChecks`); absent in results older
     than the checks."""

@@ -241,6 +241,53 @@ def horizon_table(doc: ResultDocument) -> Table:
                        "accuracy_by_horizon.", HORIZONS, "No accuracy-by-horizon breakdown in this result.")
 
 
+COMPARED = (("drift_c", "DRIFT-C"), ("drift_e", "DRIFT-E"), ("accuracy", "accuracy"))
+
+
+def comparison_table(doc: ResultDocument) -> Table:
+    """Which system is better: each compared metric's value and compact letters per system (systems
+    sharing a letter are not distinguishable after Holm's adjustment), best DRIFT-C first."""
+    comp = doc.comparisons
+    table = Table("comparison", "Which system is better", "", [title for _, title in COMPARED])
+    if comp is None:
+        table.empty = "Fewer than two systems under test (controls apart): nothing to compare."
+        return table
+    table.caption = (f"Every pair of systems under test (controls apart), paired cluster bootstrap over the same "
+                     f"scenarios, Holm-adjusted over all {sum(len(m.pairs) for m in comp.metrics.values())} "
+                     f"comparisons at alpha {comp.alpha}: systems sharing a letter are not distinguishable; "
+                     f"\"a\" holds the best. The differing pairs are listed below the table.")
+    order = next((m.systems for m in comp.metrics.values() if m.systems), [])
+    first = comp.metrics.get("drift_c")
+    if first is not None:
+        order = first.systems + [s for s in order if s not in first.systems]
+    for label in order:
+        row = []
+        for name, _ in COMPARED:
+            m = comp.metrics.get(name)
+            if m is None or label not in m.values:
+                row.append(Cell("n/a", na=True))
+            else:
+                row.append(Cell(_num(m.values[label], 3, False), m.letters[label]))
+        table.rows.append((label, row))
+    return table
+
+
+def comparison_lines(doc: ResultDocument) -> list[str]:
+    """One line per pair that differs after Holm's adjustment: "DRIFT-C: a > b by +0.06 [0.02, 0.12],
+    p_holm 0.009"."""
+    if doc.comparisons is None:
+        return []
+    titles = dict(COMPARED)
+    out = []
+    for name, m in doc.comparisons.metrics.items():
+        for p in m.pairs:
+            if p.differs:
+                ci = "" if p.ci95 is None else f" [{_num(p.ci95[0], 3, True)}, {_num(p.ci95[1], 3, True)}]"
+                out.append(f"{titles.get(name, name)}: {p.a} > {p.b} by {_num(p.diff, 3, True)}{ci}, "
+                           f"p_holm {p.p_holm:.3g}")
+    return out
+
+
 def causes_table(doc: ResultDocument) -> Table:
     """Failure causes (docs/failure-causes.md): one row per cause some system has, one column
     per system, each cell the probe count and its share of the system's scored probes."""
@@ -340,7 +387,7 @@ def other_table(doc: ResultDocument) -> Table:
 
 def tables(doc: ResultDocument) -> list[Table]:
     """Every table of the report, in page order (the paired ones at the end)."""
-    return [headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
+    return [comparison_table(doc), headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
             accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), causes_table(doc),
             causes_by_type_table(doc),
             other_table(doc),
@@ -577,7 +624,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     by_key = {t.key: t for t in all_tables}
     sections: list[str] = []
 
-    head = [("summary", "Run summary"), ("headline", "Headline"), ("paired", "Paired differences"),
+    head = [("summary", "Run summary"), ("comparison", "Which system is better"), ("headline", "Headline"), ("paired", "Paired differences"),
             ("plots", "Plots"), ("details", "All tables"), ("breakdowns", "Breakdowns"),
             ("measurement", "How metrics were measured"), ("deviations", "Deviations from the fairness contract"),
             ("systems", "Systems"), ("receipt", "Receipt")]
@@ -587,6 +634,10 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     warn = "" if doc.complete else '<p class="warning">This run stopped early; see the deviations below.</p>'
     sections.append(f'<h2 id="summary">Run summary</h2>{warn}<dl class="summary">{items}</dl>')
 
+    differing = comparison_lines(doc)
+    sections.append(table_html(by_key["comparison"], level=2) + (
+        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in differing) + "</ul>" if differing else
+        ("<p>No pair of systems differs after Holm's adjustment.</p>" if doc.comparisons else "")))
     sections.append(table_html(by_key["headline"], level=2))
 
     sections.append('<h2 id="paired">Paired differences</h2>')
