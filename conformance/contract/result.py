@@ -237,7 +237,7 @@ class PairDifference(_Doc):
     p: float | None = None
     """Two-sided bootstrap p-value of the difference being 0."""
     p_holm: float | None = None
-    """p Holm-adjusted over every pair on every compared metric."""
+    """p Holm-adjusted over every pair on this metric."""
     differs: bool = False
     """p_holm below the comparison's alpha."""
 

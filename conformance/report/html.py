@@ -253,8 +253,7 @@ def comparison_table(doc: ResultDocument) -> Table:
         table.empty = "Fewer than two systems under test (controls apart): nothing to compare."
         return table
     table.caption = (f"Every pair of systems under test (controls apart), paired cluster bootstrap over the same "
-                     f"scenarios, Holm-adjusted over all {sum(len(m.pairs) for m in comp.metrics.values())} "
-                     f"comparisons at alpha {comp.alpha}: systems sharing a letter are not distinguishable; "
+                     f"scenarios, Holm-adjusted over each metric's pairs at alpha {comp.alpha}: systems sharing a letter are not distinguishable; "
                      f"\"a\" holds the best. The differing pairs are listed below the table.")
     order = next((m.systems for m in comp.metrics.values() if m.systems), [])
     first = comp.metrics.get("drift_c")

@@ -53,8 +53,7 @@ def render(doc: ResultDocument, console: Console) -> None:
     comparison = comparison_table(doc)
     if comparison.rows:
         better = Table(title="which system is better: systems sharing a letter are not distinguishable "
-                             f"(paired bootstrap, Holm over {sum(len(m.pairs) for m in doc.comparisons.metrics.values())} "
-                             "comparisons)")
+                             "(paired bootstrap, Holm per metric)")
         better.add_column("system")
         for column in comparison.columns:
             better.add_column(column, justify="right")

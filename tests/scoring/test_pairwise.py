@@ -55,7 +55,7 @@ def test_pairwise_separates_what_differs_and_groups_what_does_not():
     assert pairs[("hi", "lo")]["diff"] == pytest.approx(0.20)
     assert pairs[("hi", "lo")]["differs"] and pairs[("mid", "lo")]["differs"]
     assert not pairs[("hi", "mid")]["differs"]
-    # Holm over the family of 3: the smallest p is multiplied by 3.
+    # Holm over this metric's family of 3: the smallest p is multiplied by 3.
     ps = sorted(p["p"] for p in m["pairs"])
     assert min(p["p_holm"] for p in m["pairs"]) == pytest.approx(3 * ps[0])
 
