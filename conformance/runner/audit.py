@@ -206,14 +206,24 @@ class MessageLedger:
             self.item_words[key] = content_words(item.text)
         return self.item_words[key]
 
-    def carried_sessions(self, label: str, items) -> set[str]:
-        """Sessions some Snapshot item cites and carries a message of (selectivity's "stored")."""
+    def carried_messages(self, label: str, items) -> set[str]:
+        """Messages some Snapshot item cites (by message or session id) and carries."""
         out: set[str] = set()
         for item in items:
-            words = self.words_of_item(label, item)
-            for message_id in carried_ids(words, item.source_ids, self.words_of, self.messages_of):
-                out.add(self.session_of[message_id])
+            out.update(carried_ids(self.words_of_item(label, item), item.source_ids, self.words_of, self.messages_of))
         return out
+
+    def carried_sessions(self, label: str, items) -> set[str]:
+        """Sessions some Snapshot item cites and carries a message of (selectivity's "stored")."""
+        return {self.session_of[m] for m in self.carried_messages(label, items)}
+
+    def partial_sessions(self, carried: set[str]) -> dict[str, list[str]]:
+        """Held sessions of which ``carried`` (from :meth:`carried_messages`) holds only some
+        messages: session id -> the held message ids, sorted (failure causes, docs/failure-causes.md)."""
+        held: dict[str, list[str]] = {}
+        for message_id in carried:
+            held.setdefault(self.session_of[message_id], []).append(message_id)
+        return {s: sorted(ms) for s, ms in sorted(held.items()) if len(ms) < len(self.messages_of[s])}
 
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
@@ -436,7 +446,7 @@ def apply_state_audit(records: list[dict]) -> dict | None:
             seen = latest.setdefault(r["scenario_id"], {})
             found = set(r["audit"]["found"])
             seen.update((s, s in found) for s in r["audit"]["probed"])
-            r.update(method="audit", storage_tokens=None, items=None,
+            r.update(method="audit", storage_tokens=None, items=None, partial_sessions=None,
                      stored_sessions=sorted(s for s, ok in seen.items() if ok), audited_sessions=sorted(seen))
     return summary
 
