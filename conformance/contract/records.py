@@ -142,6 +142,9 @@ class StateRecord(_OfScenario):
     storage_tokens: int | None
     items: int | None
     stored_sessions: list[str] | None
+    partial_sessions: dict[str, list[str]] | None = None
+    """Held sessions of which the Snapshot carries only some messages: session id -> the held
+    message ids (failure causes, docs/failure-causes.md); written with a Snapshot."""
     audit: dict[str, Any] | None = None
     """The state audit at this checkpoint (``hits_checked``, ``probed``, ``found``, ``findings``),
     :func:`conformance.runner.audit.audit_checkpoint`; written only for audited systems."""

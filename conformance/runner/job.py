@@ -41,6 +41,8 @@ from conformance.runner.request import RunRequest
 from conformance.runner.run import Progress, RunConfig, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.scoring.causes import system_causes
+from conformance.scoring.pairwise import compare_systems
 from conformance.scoring.rows import ProbeRow
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.instrument import GENERATED, instrument_checks
@@ -191,8 +193,8 @@ def run(request: RunRequest, *, log: Callable[[str], None] = _silent, progress: 
         plan = prepare(request, log)
         streamed = stream(plan, log, progress)
         graded = grade(plan, streamed, log)
-        results, rows = score(plan, streamed, graded)
-        return result_document(plan, streamed, graded, results, rows, started_at), rows
+        results, scoring = score(plan, streamed, graded)
+        return result_document(plan, streamed, graded, results, scoring, started_at), scoring.rows
 
 
 def run_job(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, records_dir: Path,
@@ -479,12 +481,12 @@ class Scoring:
     suites2: dict
 
 
-def score(plan: Plan, streamed: Streamed, graded: Graded
-          ) -> tuple[dict[str, SystemResult], dict[str, list[ProbeRow]]]:
-    """Every system's :class:`SystemResult`, and its first-pass probe rows, by label."""
+def score(plan: Plan, streamed: Streamed, graded: Graded) -> tuple[dict[str, SystemResult], Scoring]:
+    """Every system's :class:`SystemResult` by label, and what they were built from (its
+    probe rows and DRIFT suites, which the run's comparisons and ceiling read)."""
     scoring = _scoring(plan, streamed, graded)
     results = {system.label: _system_result(system, plan, graded, scoring) for system in streamed.systems}
-    return results, scoring.rows
+    return results, scoring
 
 
 def _scoring(plan: Plan, streamed: Streamed, graded: Graded) -> Scoring:
@@ -538,6 +540,7 @@ def _system_result(system, plan: Plan, graded: Graded, s: Scoring) -> SystemResu
                         measurement=s.suites[label].measurement, series=s.suites[label].series,
                         notes=_system_notes(system, plan, s, metrics, judging), judging=judging,
                         state_audit=s.audits.get(label),
+                        failure_causes=system_causes(s.rows[label], recs, graded.gold, s.sessions_of),
                         findings=provenance_findings(probes, plan.config.budget_tokens,
                                                      {x["session_id"] for x in recs if x["kind"] == "store"}),
                         gate=gate_view(s.rows[label], s.paradigm_of, system.describe, s.rows2.get(label)))
@@ -607,8 +610,10 @@ def _system_notes(system, plan: Plan, s: Scoring, metrics: dict, judging: dict) 
 
 
 def result_document(plan: Plan, streamed: Streamed, graded: Graded, results: dict[str, SystemResult],
-                    rows: dict[str, list[ProbeRow]], started_at: str) -> ResultDocument:
-    """The ``result.json`` document: receipt, systems, faults, oracle ceiling and instrument checks."""
+                    scoring: Scoring, started_at: str) -> ResultDocument:
+    """The ``result.json`` document: receipt, systems, faults, oracle ceiling, instrument checks
+    and the comparisons of the systems under test."""
+    rows = scoring.rows
     r = plan.request
     receipt = Receipt(
         fixtures_hash=fixtures_hash(r.fixtures_dir, r.gold_dir), gold_hash=gold_hash(r.gold_dir),
@@ -631,8 +636,9 @@ def result_document(plan: Plan, streamed: Streamed, graded: Graded, results: dic
                                  import_flags(r.fixtures_dir))
     generated = all(read_header(p).source.startswith(GENERATED) for p in streamed.fixtures)
     checks = instrument_checks(results, generated=generated, hard_gate=r.gate.is_hard)
+    comparisons = compare_systems(scoring.suites, [s.label for s in streamed.systems if s.kind != "control"])
     return ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=graded.spend,
-                          oracle_ceiling=ceiling, instrument_checks=checks)
+                          oracle_ceiling=ceiling, instrument_checks=checks, comparisons=comparisons)
 
 
 def _receipt_config(plan: Plan, graded: Graded) -> dict:
