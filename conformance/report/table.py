@@ -47,9 +47,8 @@ def fmt(metric: MetricValue | None, digits: int = 3) -> str:
     return text
 
 
-def render(doc: ResultDocument, console: Console) -> None:
-    receipt = doc.receipt
-    cfg = receipt.config
+def _print_comparison(doc: ResultDocument, console: Console) -> None:
+    """Which system is better (letters), first, when the run compares two systems or more."""
     comparison = comparison_table(doc)
     if comparison.rows:
         better = Table(title="which system is better: systems sharing a letter are not distinguishable "
@@ -62,6 +61,53 @@ def render(doc: ResultDocument, console: Console) -> None:
         console.print(better)
         for line in comparison_lines(doc):
             console.print(escape(line), soft_wrap=True)
+
+
+def _print_paired(doc: ResultDocument, console: Console) -> None:
+    """Paired differences against ``--baseline-system`` and the ``--repeat 2`` noise floor, when run."""
+    pairs = [(label, r) for label, r in doc.systems.items() if r.paired_vs_baseline or r.noise_floor]
+    if pairs:
+        parts = (["system minus baseline"] if any(r.paired_vs_baseline for _, r in pairs) else []) + (
+            ["repeat 2 minus repeat 1"] if any(r.noise_floor for _, r in pairs) else [])
+        extra = Table(title=f"paired differences, cluster bootstrap ({'; '.join(parts)})")
+        extra.add_column("system")
+        extra.add_column("Δ accuracy vs baseline", justify="right")
+        extra.add_column("noise floor Δ accuracy", justify="right")
+        for label, r in pairs:
+            versus = (f"vs {r.baseline_system}: {fmt(r.paired_vs_baseline.get('accuracy'))}"
+                      if r.paired_vs_baseline else "-")
+            extra.add_row(label, versus, fmt(r.noise_floor.get("accuracy")) if r.noise_floor else "-")
+        console.print(extra)
+
+
+def _print_types_and_causes(doc: ResultDocument, console: Console) -> None:
+    """Accuracy by probe type, then the failure causes, for what the run scored."""
+    # Only probe types some system was scored on (free-form imports have none).
+    types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n, m in r.metrics.items()
+                    if n.startswith("accuracy.") and m.value is not None})
+    if types:
+        by_type = Table(title="accuracy by probe type (abstention types reported apart from the headline)")
+        by_type.add_column("system")
+        for t in types:
+            by_type.add_column(t, justify="right")
+        for label, result in doc.systems.items():
+            by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
+        console.print(by_type)
+    causes = causes_table(doc)
+    if causes.rows:
+        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
+        why.add_column("cause")
+        for column in causes.columns:
+            why.add_column(column, justify="right")
+        for cause, cells in causes.rows:
+            why.add_row(cause, *[c.text for c in cells])
+        console.print(why)
+
+
+def render(doc: ResultDocument, console: Console) -> None:
+    receipt = doc.receipt
+    cfg = receipt.config
+    _print_comparison(doc, console)
     table = Table(title=f"drift-conformance: {len(receipt.scenarios)} scenarios, k={cfg['k']}, "
                         f"budget {cfg['budget_tokens']} tokens ({cfg['encoding']}), 95% cluster-bootstrap CI",
                   show_lines=True)
@@ -90,40 +136,8 @@ def render(doc: ResultDocument, console: Console) -> None:
         drift.add_row(name, *cells)
     console.print(drift)
 
-    pairs = [(label, r) for label, r in doc.systems.items() if r.paired_vs_baseline or r.noise_floor]
-    if pairs:
-        parts = (["system minus baseline"] if any(r.paired_vs_baseline for _, r in pairs) else []) + (
-            ["repeat 2 minus repeat 1"] if any(r.noise_floor for _, r in pairs) else [])
-        extra = Table(title=f"paired differences, cluster bootstrap ({'; '.join(parts)})")
-        extra.add_column("system")
-        extra.add_column("Δ accuracy vs baseline", justify="right")
-        extra.add_column("noise floor Δ accuracy", justify="right")
-        for label, r in pairs:
-            versus = (f"vs {r.baseline_system}: {fmt(r.paired_vs_baseline.get('accuracy'))}"
-                      if r.paired_vs_baseline else "-")
-            extra.add_row(label, versus, fmt(r.noise_floor.get("accuracy")) if r.noise_floor else "-")
-        console.print(extra)
-
-    # Only probe types some system was scored on (free-form imports have none).
-    types = sorted({n.split(".", 1)[1] for r in doc.systems.values() for n, m in r.metrics.items()
-                    if n.startswith("accuracy.") and m.value is not None})
-    if types:
-        by_type = Table(title="accuracy by probe type (abstention types reported apart from the headline)")
-        by_type.add_column("system")
-        for t in types:
-            by_type.add_column(t, justify="right")
-        for label, result in doc.systems.items():
-            by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
-        console.print(by_type)
-    causes = causes_table(doc)
-    if causes.rows:
-        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
-        why.add_column("cause")
-        for column in causes.columns:
-            why.add_column(column, justify="right")
-        for cause, cells in causes.rows:
-            why.add_row(cause, *[c.text for c in cells])
-        console.print(why)
+    _print_paired(doc, console)
+    _print_types_and_causes(doc, console)
     for line in failed_lines(doc.instrument_checks):
         # Plainly, and first: a system above the oracle means the gold needs an audit.
         console.print(f"[bold red]{escape(line)}[/bold red]")
