@@ -127,8 +127,8 @@ class AnswerModel(PerReplicate):
     """Answers probes with one pinned model; one client (and response cache) per replicate.
 
     ``client_for(replicate) -> AnthropicClient`` builds the client of a replicate (1-based);
-    all share one :class:`~conformance.llm.budget.Budget`. ``answer`` raises what the
-    client raises (:class:`~conformance.llm.errors.BudgetSpent`, rate limits, ...): the
+    all share one :class:`~drift_sdk.llm.budget.Budget`. ``answer`` raises what the
+    client raises (:class:`~drift_sdk.llm.errors.BudgetSpent`, rate limits, ...): the
     runner stops the run cleanly on them, they are not a memory system's fault.
     """
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.llm.answer import PerReplicate, prompt_sha256
-from conformance.llm.errors import LLMError
+from drift_sdk.llm.errors import LLMError
 from conformance.scoring.rows import normalize_answer
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeModel", "JudgeItem", "declines", "parse_verdict", "judge_key",
@@ -168,7 +168,7 @@ def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel |
     ``gold``: scenario id -> :class:`~conformance.contract.gold.GoldFile`. ``out_dir``: where
     ``judgments.jsonl`` (the judge's verdicts, blinded) and ``grades.jsonl`` (every grade with
     its system and probe) are written, from scratch each time (cached verdicts cost 0).
-    An :class:`~conformance.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
+    An :class:`~drift_sdk.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
     what is judged so far is kept and written, the rest stays ungraded (``correct`` None),
     and :attr:`Grading.error` says why.
     """

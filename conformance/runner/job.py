@@ -34,7 +34,7 @@ from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audi
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.importers.report import file_sha256
-from conformance.llm.errors import LLMError
+from drift_sdk.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
 from conformance.runner.systems import OracleSystem, close_systems, open_systems

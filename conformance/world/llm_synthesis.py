@@ -2,7 +2,7 @@
 
 :class:`LLMSynthesizer` implements the :class:`~conformance.world.synthesis.Synthesizer`
 protocol with one Messages API call per session (fixed prompt, temperature 0, a token cap)
-through the suite's one client (:class:`conformance.llm.client.AnthropicClient`: pinned
+through the suite's one client (:class:`drift_sdk.llm.client.AnthropicClient`: pinned
 model, response cache, spend budget). The model gets the session's participants (voice,
 formality, verbosity), the interaction pattern, the event the session must carry (value, old
 value, whether it is a private note), the values it must not write, and the template
@@ -59,7 +59,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from conformance.answer.reader import last_option_in
-from conformance.llm.client import AnthropicClient
+from drift_sdk.llm.client import AnthropicClient
 from conformance.world.markers import CODE_PATTERN
 from conformance.world.synthesis import EventPlan, SessionContext, TemplateSynthesizer, Turn
 
@@ -171,7 +171,7 @@ class LLMSynthesizer:
 
     Args:
         client: the :class:`AnthropicClient` (its cache makes regeneration free, its budget caps
-            the spend: :class:`~conformance.llm.errors.BudgetSpent` and the client's other errors
+            the spend: :class:`~drift_sdk.llm.errors.BudgetSpent` and the client's other errors
             propagate and stop the generation).
         fallback: the template synthesizer whose turns are the outline and the fallback
             (default: a :class:`TemplateSynthesizer`).
