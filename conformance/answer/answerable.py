@@ -14,7 +14,7 @@ from conformance.answer.reader import answer_probe, build_context
 from conformance.contract.corpus import fixture_files, iter_fixture, read_gold
 from conformance.contract.fixture import CheckpointLine, Probe, SessionLine
 from conformance.runner.systems import RetrievedHit
-from conformance.scoring.rows import normalize_answer
+from conformance.contract.answer_text import normalize_answer
 
 #: Large enough that every evidence set fits: answerability is about content, not budget.
 _UNBOUNDED_TOKENS = 10**9

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.answer.reader import UNKNOWN, last_option_in, render_line
+from conformance.answer.reader import UNKNOWN, render_line
+from conformance.contract.answer_text import last_option_in
 
 __all__ = ["ANSWER_SYSTEM_PROMPT", "ANSWER_PROMPT_VERSION", "DEFAULT_ANSWER_MAX_TOKENS", "AnswerModel",
            "render_question", "parse_answer", "prompt_sha256"]

@@ -4,7 +4,7 @@
 
 1. No answer (a failed probe, or the hermetic reader's free-form null): not graded here.
 2. The normalised answer equals the gold answer or an accepted variant
-   (:func:`conformance.scoring.rows.normalize_answer`): correct, method ``exact``.
+   (:func:`conformance.contract.answer_text.normalize_answer`): correct, method ``exact``.
 3. A closed probe (options or choices) that does not match: wrong, ``exact`` (the
    answer domain is closed; no judge needed).
 4. The answer declines (:func:`declines`: "unknown", "I don't know", "not mentioned", ...):
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from conformance.llm.answer import PerReplicate, prompt_sha256
 from drift_sdk.llm.errors import LLMError
-from conformance.scoring.rows import normalize_answer
+from conformance.contract.answer_text import normalize_answer
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeModel", "JudgeItem", "declines", "parse_verdict", "judge_key",
            "grade_records", "JUDGMENTS_FILE", "GRADES_FILE", "ABSTENTION_REFERENCE"]

@@ -13,7 +13,7 @@ before it is used; an answer that breaks it is replaced, for that session only, 
 template synthesizer's turns, and the fallback is counted with its reason (:attr:`stats`).
 Which turns are evidence is decided here, never taken from the model: a turn is evidence
 when it names a value of the event's attribute (an episode: its target). The checks, with
-the reader's whole-word rule (:func:`conformance.answer.reader.last_option_in`):
+the reader's whole-word rule (:func:`conformance.contract.answer_text.last_option_in`):
 
 * the answer is one JSON object ``{"turns": [{"author", "text", "private"?}]}`` (a code
   fence around it is tolerated), 1 to :data:`MAX_TURNS` turns of at most
@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from conformance.answer.reader import last_option_in
+from conformance.contract.answer_text import last_option_in
 from drift_sdk.llm.client import AnthropicClient
 from conformance.world.markers import CODE_PATTERN
 from conformance.world.synthesis import EventPlan, SessionContext, TemplateSynthesizer, Turn
