@@ -319,7 +319,8 @@ def child(args) -> None:
         import tracemalloc
 
         tracemalloc.start(args.trace_depth)
-    from conformance.runner.run import RunConfig, run_corpus, select_fixtures
+    from conformance.runner.run import RunConfig, run_corpus
+    from conformance.contract.corpus import select_fixtures
 
     fixtures_dir, gold_dir, records = Path(args.fixtures), Path(args.gold), Path(args.records)
     snaps: dict[str, str] = {}

@@ -88,7 +88,7 @@ from pathlib import Path
 
 import ijson
 
-from conformance.contract.corpus import write_fixture, write_gold
+from conformance.contract.corpus import file_sha256, write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine,
     EntityRef,
@@ -118,7 +118,6 @@ from conformance.importers.report import (
     ImportIssue,
     ImportReport,
     SourceFormatError,
-    file_sha256,
     format_report,
     write_report,
 )

@@ -158,7 +158,7 @@ from conformance.importers.report import (
 )
 
 if TYPE_CHECKING:
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
 __all__ = [
     "import_guide", "export_guide", "export_selection", "parse_guide_time",
@@ -988,7 +988,7 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
     """Write the selected scenarios of a corpus to ``out_path`` as guide JSONL; return the
     number of cases written.
 
-    ``selection`` (:class:`conformance.runner.run.Selection`, default: every scenario but the
+    ``selection`` (:class:`conformance.contract.corpus.Selection`, default: every scenario but the
     holdout ones) picks scenarios as a run does: globs, paradigms, horizons, splits
     (``Selection(splits=("ci",))``); holdout scenarios only with ``include_holdout=True``.
     Each case carries the ``drift`` objects that let :func:`import_guide` rebuild the
@@ -1000,7 +1000,7 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
         GuideExportError: a case would exceed :data:`MAX_CASE_LINE_BYTES`.
         OSError: the output cannot be written.
     """
-    from conformance.runner.run import Selection, select_fixtures
+    from conformance.contract.corpus import Selection, select_fixtures
 
     fixtures, _held_out = select_fixtures(Path(fixtures_dir), selection or Selection())
     out_path = Path(out_path)
@@ -1017,14 +1017,14 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
 
 
 def export_selection(fixtures_dir: Path | None, gold_dir: Path | None, out_path: Path, selection) -> int:
-    """:func:`export_guide` of the scenarios ``selection`` (a ``runner.run.Selection``) picks
+    """:func:`export_guide` of the scenarios ``selection`` (a ``contract.corpus.Selection``) picks
     from a corpus (default: the packaged one); returns the number of cases written.
 
     Raises:
         DriftError: a missing folder, a selection that matches nothing (naming the holdout
             scenarios it left out), or an unwritable ``out_path``.
     """
-    from conformance.runner.run import select_fixtures
+    from conformance.contract.corpus import select_fixtures
 
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from dateutil import parser as dateparser
 
-from conformance.contract.corpus import write_fixture, write_gold
+from conformance.contract.corpus import file_sha256, write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine,
     EntityRef,
@@ -67,7 +67,6 @@ from conformance.importers.report import (
     ImportIssue,
     ImportReport,
     SourceFormatError,
-    file_sha256,
     format_report,
     write_report,
 )

@@ -29,7 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from conformance.errors import DriftError
-from conformance.importers.report import file_sha256
+from conformance.contract.corpus import file_sha256
 from conformance.runner.records import iter_records
 from conformance.llm.judge import GRADES_FILE, ABSTENTION_REFERENCE
 

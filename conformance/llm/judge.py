@@ -31,9 +31,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.llm.answer import PerReplicate, prompt_sha256
 from drift_sdk.llm.errors import LLMError
+
 from conformance.contract.answer_text import normalize_answer
+from conformance.llm.answer import PerReplicate, prompt_sha256
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeModel", "JudgeItem", "declines", "parse_verdict", "judge_key",
            "grade_records", "JUDGMENTS_FILE", "GRADES_FILE", "ABSTENTION_REFERENCE"]

@@ -13,15 +13,20 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from drift_sdk.llm.errors import LLMError
+
 from conformance.answer.tokens import encoding
 from conformance.backend.client import Deadlines
 from conformance.contract.corpus import (
+    Selection,
     corpus_version,
+    file_sha256,
     fixture_files,
     fixtures_hash,
     gold_hash,
     read_header,
     scenario_hashes,
+    select_fixtures,
     selection_hash,
     session_index,
     validate_selection,
@@ -33,10 +38,8 @@ from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
-from conformance.importers.report import file_sha256
-from drift_sdk.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
-from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
+from conformance.runner.run import Progress, RunConfig, RunSummary, run_corpus
 from conformance.runner.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling

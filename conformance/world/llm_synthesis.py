@@ -58,8 +58,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from conformance.contract.answer_text import last_option_in
 from drift_sdk.llm.client import AnthropicClient
+
+from conformance.contract.answer_text import last_option_in
 from conformance.world.markers import CODE_PATTERN
 from conformance.world.synthesis import EventPlan, SessionContext, TemplateSynthesizer, Turn
 
