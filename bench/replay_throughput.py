@@ -43,7 +43,7 @@ from conformance import paths  # noqa: E402
 from conformance.contract.corpus import Selection, iter_fixture, select_fixtures, write_fixture  # noqa: E402
 from conformance.contract.fixture import CheckpointLine  # noqa: E402
 from conformance.runner.run import RunConfig, run_corpus  # noqa: E402
-from conformance.runner.systems import open_system  # noqa: E402
+from conformance.backend.systems import open_system  # noqa: E402
 
 
 def _store_only_copy(fixture: Path, folder: Path) -> Path:

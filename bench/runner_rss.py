@@ -174,7 +174,7 @@ class NullSystem:
     supports_snapshot = True
 
     def __init__(self):
-        from conformance.runner.systems import RetrieveOutcome, StoreOutcome
+        from conformance.backend.systems import RetrieveOutcome, StoreOutcome
 
         self._store, self._retrieve = StoreOutcome, RetrieveOutcome
         self.describe = {"name": "null", "capabilities": {"provenance": True, "snapshot": True}}

@@ -40,7 +40,7 @@ from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, run_corpus
-from conformance.runner.systems import OracleSystem, close_systems, open_systems
+from conformance.backend.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.instrument import GENERATED, instrument_checks
@@ -178,7 +178,7 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
     come from the first pass and ``noise_floor`` from the second minus the first.
     ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
     ``isolation`` (``"docker"`` or ``"process"``) overrides the mode each adapter spec implies,
-    controls included (``conformance.runner.systems.plan_adapter``).
+    controls included (``conformance.backend.systems.plan_adapter``).
     ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
     holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
     ``concurrency``: scenarios streamed at once against the same adapter instances.

@@ -4,7 +4,7 @@
 from conformance.answer.reader import answer_closed, build_context, context_tokens, render_line
 from conformance.contract.answer_text import last_option_in
 from conformance.answer.tokens import count_tokens
-from conformance.runner.systems import RetrievedHit
+from conformance.backend.systems import RetrievedHit
 
 OPTIONS = ["Lisbon", "Porto", "Rome", "unknown"]
 
