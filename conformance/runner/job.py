@@ -32,7 +32,7 @@ from conformance.contract.corpus import (
     validate_selection,
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
-from conformance.contract.schemas import schema_versions
+from conformance.runner.formats import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings

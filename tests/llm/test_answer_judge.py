@@ -340,7 +340,7 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
     from click.testing import CliRunner
 
     from conformance.cli import main
-    from conformance.llm.audit import cohen_kappa, wilson
+    from conformance.report.audit import cohen_kappa, wilson
 
     doc = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"))
     result = tmp_path / "result.json"
@@ -420,7 +420,7 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
 
 
 def test_wilson_and_kappa_golden():
-    from conformance.llm.audit import cohen_kappa, wilson
+    from conformance.report.audit import cohen_kappa, wilson
 
     # Hand-computed: p = 8/10, z = 1.96: centre = (0.8 + 0.19208) / 1.38416 = 0.716737;
     # half = 1.96 sqrt(0.016 + 0.009604) / 1.38416 = 0.226627 -> [0.490, 0.943].
