@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conformance import paths
-from conformance.cli.common import Command, Failure, corpus_folders, corpus_options
+from conformance.cli.common import Command, Failure, audit_table_path, corpus_folders, corpus_options
 
 
 def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
@@ -31,7 +31,8 @@ def record_audit(fixtures_dir: Path, name: str, entry: dict) -> None:
 @click.option("--include-holdout", is_flag=True)
 @click.option("--train-seed", default=None, type=int, help="Seed of the classifier's training corpus [default: 7].")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the audit (default: _shortcuts.json beside the fixtures).")
+              help="Where to write the audit (default: _shortcuts.json beside the fixtures for the whole library, "
+                   "shortcuts-SPLIT.json here for a split).")
 @click.option("--report-only", is_flag=True, help="Print and write the verdict, exit 0 even when a rule breaks "
                                                   "(a small split has too little power to fail on).")
 @click.option("--records-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("drift-runs"))
@@ -83,7 +84,7 @@ def audit_shortcuts(fixtures_dir, gold_dir, split, include_holdout, train_seed, 
               "scenarios": len(chosen), "systems": table, "classifier": classifier,
               "rules": {"auc_limit": S.AUC_LIMIT, "margin": S.MARGIN, "reference": S.REFERENCE},
               "passed": not problems, "problems": problems}
-    out_path = out_path or Path(fixtures_dir) / "_shortcuts.json"
+    out_path = audit_table_path(out_path, fixtures_dir, "shortcuts", split, include_holdout)
     S.write(out_path, result)
     if not split and not include_holdout:
         record_audit(Path(fixtures_dir), "shortcuts", S.ledger_entry(result))

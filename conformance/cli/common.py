@@ -147,6 +147,21 @@ def corpus_options(fn):
     return click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path))(fn)
 
 
+def audit_table_path(out_path, fixtures_dir, name: str, splits=(), include_holdout: bool = False):
+    """Where an audit writes its table: ``--out`` when given; the committed ``_<name>.json`` beside
+    the fixtures only for the whole library without holdout (the table the ledger records); a
+    subset's table goes to ``<name>-<splits>.json`` in the working directory, so a quick
+    ``--split ci`` audit never overwrites the library's committed table."""
+    from pathlib import Path
+
+    if out_path is not None:
+        return Path(out_path)
+    if not splits and not include_holdout:
+        return Path(fixtures_dir) / f"_{name}.json"
+    label = "+".join(sorted(splits)) or "all"
+    return Path(f"{name}-{label}{'-holdout' if include_holdout else ''}.json")
+
+
 def corpus_folders(fixtures_dir, gold_dir):
     """``(fixtures_dir, gold_dir)`` from ``--fixtures``/``--gold``: both, or the committed corpus
     for neither. Raises Failure for one without the other."""
