@@ -35,6 +35,11 @@ def test_wheel_carries_adapters_corpus_schemas_and_the_sdk(wheel):
                      "drift_sdk/v1/memory_backend_pb2.py", "conformance/cli/__init__.py"):
         assert required in names, required
     assert not any("shared/datasets" in n or n.endswith("locomo10.json") for n in names)
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    importers = text.split("[drift_conformance.importers]")[1].split("[")[0]
+    assert sorted(line.split("=")[0].strip() for line in importers.splitlines() if "=" in line) == \
+        ["beam", "guide", "locomo", "longmemeval"]
 
 
 def test_installed_cli_finds_adapters_and_corpus_from_anywhere(wheel, tmp_path):
@@ -51,6 +56,10 @@ def test_installed_cli_finds_adapters_and_corpus_from_anywhere(wheel, tmp_path):
                             capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     assert {"keyword", "mem0", "none"} <= {line.split()[0] for line in listed.stdout.splitlines()}
+    importers = subprocess.run([sys.executable, "-m", "conformance.cli", "import", "list"], cwd=elsewhere, env=env,
+                               capture_output=True, text=True)
+    assert importers.returncode == 0, importers.stderr
+    assert [line.split("\t")[0] for line in importers.stdout.splitlines()] == ["beam", "guide", "locomo", "longmemeval"]
     valid = subprocess.run([sys.executable, "-m", "conformance.cli", "validate"], cwd=elsewhere, env=env,
                            capture_output=True, text=True)
     committed = len(list((REPO / "fixtures").glob("*.jsonl")))

@@ -57,6 +57,9 @@ def comparable(result: dict) -> dict:
     receipt["versions"] = {k: v for k, v in receipt.get("versions", {}).items()
                            if k.startswith("schema:") or k == "corpus"}
     receipt["notes"] = [n for n in receipt.get("notes", []) if not n.startswith(HOST_NOTE_PREFIX)]
+    comparisons = doc.get("comparisons")
+    if isinstance(comparisons, dict) and isinstance(comparisons.get("metrics"), dict):
+        comparisons["metrics"] = {k: v for k, v in comparisons["metrics"].items() if not is_timing_metric(k)}
     for system in doc.get("systems", {}).values():
         for key in RUN_SYSTEM_FIELDS:
             system.pop(key, None)

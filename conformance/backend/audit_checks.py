@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from conformance.backend import checks as c
-from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing
+from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing, text_size
 from drift_sdk.types import Message, Session
 
 BUDGET_TOKENS = 1200
@@ -48,7 +48,7 @@ _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 
 
 def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """Source id (message or its session) -> (content words, characters) of the items citing it,
+    """Source id (message or its session) -> (content words, size) of the items citing it,
     read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
     return snapshot_backing(items, lambda item: content_words(item.text), lambda source: source.rsplit("-m", 1)[0])
 
@@ -56,8 +56,9 @@ def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
 @c._check("snapshot_consistent")
 def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
     """Every hit's source ids are among the Snapshot's, and the Snapshot items citing them hold
-    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its characters (an
-    item's characters shared equally among the ids it cites)."""
+    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its size (content-word
+    occurrences, :func:`conformance.provenance.text_size`; an item's size shared equally among
+    the ids it cites)."""
     name = "snapshot_consistent"
     if not h.claims("snapshot"):
         return c._skip(name, "Describe does not claim snapshot: the runner measures storage by marker probes")
@@ -70,7 +71,7 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
         items = _snapshot_or_none(h, ns)
         if items is None:
             return c._skip(name, _NO_SNAPSHOT)
-        held, chars_by = _snapshot_words(items)
+        held, size_by = _snapshot_words(items)
         known = corpus.ids  # an id never stored is provenance_ids' finding
         unsupported, unbacked, short, hits = [], [], [], 0
         for m in corpus.messages:
@@ -85,10 +86,10 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                 if words and len(words & related) < BACKED_SHARE * len(words):
                     unbacked.append(hit.text[:50])
                     continue
-                # A Snapshot listing each word once holds the words, not the text: the items citing
-                # a hit's sources must also hold about as many characters as the hit shows.
+                # A Snapshot listing each word once (or padding a word with spaces) holds the words, not
+                # the text: the items citing a hit's sources must hold about as much text as it shows.
                 keys = {s if s in held else s.rsplit("-m", 1)[0] for s in hit.source_ids if s in held}
-                if hit.text and sum(chars_by[key] for key in keys) < BACKED_SHARE * len(hit.text):
+                if hit.text and sum(size_by[key] for key in keys) < BACKED_SHARE * text_size(hit.text):
                     short.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "

@@ -1,4 +1,4 @@
-"""``drift-conformance report RESULT --html report.html [--markdown report.md]``."""
+"""``drift-conformance report RESULT [--html report.html] [--markdown report.md]``."""
 
 from __future__ import annotations
 
@@ -19,17 +19,23 @@ from conformance.errors import DriftError
 @click.option("--audit", "audit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Show judge-human agreement from `drift-conformance audit score ... --out PATH`.")
 def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, audit_path: Path | None) -> None:
-    """Render a result.json as a readable report.
+    """Render a result.json as a readable report (the terminal table when no file is asked for).
 
     \b
+    drift-conformance report result.json                    # the run's table, as the run printed it
     drift-conformance report result.json --html report.html
     drift-conformance report result.json --html report.html --markdown report.md
     """
-    if html_path is None and markdown_path is None:
-        raise click.UsageError("give --html PATH, --markdown PATH or both: where to write the report")
     from conformance.report import command as files
 
     doc = files.load_result(result)
+    if html_path is None and markdown_path is None:
+        from rich.console import Console
+
+        from conformance.report.table import render
+
+        render(doc, Console())
+        return
     audit = files.load_audit(audit_path) if audit_path is not None else None
     if audit is not None and audit.get("run_id") != doc.receipt.config.get("run_id"):
         raise DriftError(f"{audit_path}: the audit is of run {audit.get('run_id')!r}, but {result} is run "

@@ -30,6 +30,7 @@ from conformance.contract.limits import (
     MAX_JSONL_LINE_BYTES,
     BadDocument,
     TooLarge,
+    bounded_lines,
     human,
     parse_json,
     read_bounded,
@@ -127,23 +128,20 @@ def iter_fixture(path: Path) -> Iterator[HeaderLine | SessionLine | CheckpointLi
     except OSError as exc:
         raise CorpusError(path, f"cannot read: {exc.strerror or exc}") from None
     with handle:
-        lineno = 0
-        while True:
-            raw = handle.readline(MAX_JSONL_LINE_BYTES + 1)
-            if not raw:
-                break
-            lineno += 1
-            total += len(raw)
-            if len(raw) > MAX_JSONL_LINE_BYTES:
+        for line_read in bounded_lines(handle, MAX_JSONL_LINE_BYTES):
+            lineno, raw = line_read.number, line_read.data
+            total += line_read.size
+            if raw is None:
                 raise CorpusError(path, f"line longer than {human(MAX_JSONL_LINE_BYTES)} (the input limit; "
                                         "see docs/input-limits.md)", lineno)
             if total > MAX_FIXTURE_BYTES:
                 raise CorpusError(path, f"fixture larger than {human(MAX_FIXTURE_BYTES)} (the input limit; "
                                         "see docs/input-limits.md)", lineno)
+            del line_read
             if not raw.strip():
                 continue
             try:
-                data = parse_json(raw.rstrip(b"\r\n"))
+                data = parse_json(raw)
             except BadDocument as exc:
                 raise CorpusError(path, exc.message, lineno, exc.field) from None
             del raw

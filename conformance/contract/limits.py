@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import yaml
 
@@ -84,6 +86,68 @@ def read_bounded(path: Path | str, limit: int) -> bytes:
     if len(data) > limit:
         raise TooLarge(limit)
     return data
+
+
+#: A UTF-8 byte order mark (Windows tools write one at the start of a file).
+BOM = b"\xef\xbb\xbf"
+
+#: Bytes read at a time while reading past the rest of a line over its bound.
+_SKIP_CHUNK = 1 * MiB
+
+
+@dataclass(frozen=True, slots=True)
+class BoundedLine:
+    """One line of a JSON Lines file, as :func:`bounded_lines` reads it."""
+
+    number: int
+    """1-based line number in the file (blank lines counted)."""
+    data: bytes | None
+    """The line without its end (``\\n`` or ``\\r\\n``); None when the line is longer than the bound."""
+    size: int
+    """Bytes of the file read for this line, its end included (for an over-long line, the
+    first ``limit + 1``: the rest is read past when the next line is asked for)."""
+
+
+def bounded_lines(handle: BinaryIO, limit: int, *, bom: bool = False,
+                  on_read: Callable[[bytes], None] | None = None) -> Iterator[BoundedLine]:
+    """The lines of a binary file, none held longer than ``limit`` bytes (its end included).
+
+    Every line is read with ``readline(limit + 1)``, so a longer one is never held whole: it
+    is yielded with ``data=None``, and the rest of it is read past (in chunks of at most
+    1 MiB) only if the caller asks for the next line, so a caller that stops at it reads no
+    further. ``bom``: a UTF-8 byte order mark opening line 1 is dropped from its ``data``
+    (importers accept one; fixtures do not). ``on_read`` is given every byte read, in
+    order, over-long lines included (for a digest of the file).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    number = 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if on_read is not None:
+            on_read(raw)
+        if len(raw) > limit:
+            yield BoundedLine(number, None, len(raw))
+            while not raw.endswith(b"\n"):  # the rest of the line, a bounded chunk at a time
+                raw = handle.readline(min(limit + 1, _SKIP_CHUNK))
+                if not raw:
+                    return
+                if on_read is not None:
+                    on_read(raw)
+            continue
+        data = raw.rstrip(b"\r\n")
+        if bom and number == 1 and data.startswith(BOM):
+            data = data[len(BOM):]
+        yield BoundedLine(number, data, len(raw))
+
+
+def without_bom(raw: bytes) -> bytes:
+    """``raw`` without a leading UTF-8 byte order mark."""
+    return raw[len(BOM):] if raw.startswith(BOM) else raw
 
 
 def too_deep(obj: object, limit: int = MAX_NESTING_DEPTH) -> str | None:

@@ -116,6 +116,22 @@ class StateAudit(_Doc):
     """One line per kind of mismatch, with counts and a first example."""
 
 
+class FailureCauses(_Doc):
+    """One cause per scored probe of the first replicate (docs/failure-causes.md,
+    :mod:`conformance.scoring.causes`): where the evidence stopped, write path or read path."""
+
+    counts: dict[str, int]
+    """Probes per cause, every cause of the vocabulary listed (0 included), in precedence order:
+    fault, correct, scope_leak, no_provenance, not_stored, lost, not_retrieved, not_found,
+    out_of_budget, stale_in_context, reader."""
+    by_probe_type: dict[str, dict[str, int]] = {}
+    """The same per probe type (causes with no probe left out)."""
+    basis: str | None = None
+    """What "stored" was established by: ``snapshot`` (the Snapshot's provenance), ``audit``
+    (the state audit's probes, the Snapshot having failed it), ``marker_probe`` (no Snapshot), or
+    None (memory state unknown: ``not_found`` stands for not_stored, lost and not_retrieved)."""
+
+
 class SystemResult(_Doc):
     adapter: str
     """The adapter spec as given (``keyword``, ``mem0``, a path, ``grpc://...``) or a control."""
@@ -153,6 +169,8 @@ class SystemResult(_Doc):
     """What the provenance and time audits found in its hits (docs/audit.md): citations the
     hit's text does not carry, hits longer than the budget, adapter times later than what a
     hit carries. Their credit is already withheld; the lines say why a score is lower."""
+    failure_causes: FailureCauses | None = None
+    """Why each scored probe failed (or ``correct``); None in results older than the causes."""
     state_audit: StateAudit | None = None
     """The memory-state audit (:mod:`conformance.runner.audit`); None for systems without a
     Snapshot, for the harness-side oracle, and in results older than the audit."""
@@ -206,6 +224,42 @@ class InstrumentChecks(_Doc):
     checks: list[InstrumentCheck] = []
 
 
+class PairDifference(_Doc):
+    """One pair of systems on one metric (:mod:`conformance.scoring.pairwise`)."""
+
+    a: str
+    """The system with the higher point estimate."""
+    b: str
+    diff: float
+    """a minus b, full sample."""
+    ci95: list[float] | None = None
+    """Paired cluster-bootstrap 95% interval of the difference (shared count matrix)."""
+    p: float | None = None
+    """Two-sided bootstrap p-value of the difference being 0."""
+    p_holm: float | None = None
+    """p Holm-adjusted over every pair on this metric."""
+    differs: bool = False
+    """p_holm below the comparison's alpha."""
+
+
+class MetricComparison(_Doc):
+    systems: list[str]
+    """The compared systems, best point estimate first."""
+    values: dict[str, float]
+    letters: dict[str, str]
+    """Compact letter display: systems sharing a letter are not distinguishable."""
+    pairs: list[PairDifference] = []
+
+
+class Comparisons(_Doc):
+    """Which system under test is better (controls apart), by default in every run with two or
+    more systems: paired differences of every pair, Holm-adjusted, grouped by letters."""
+
+    alpha: float
+    adjustment: str
+    metrics: dict[str, MetricComparison]
+
+
 class ResultDocument(_Doc):
     _rows: dict = PrivateAttr(default_factory=dict)
 
@@ -223,6 +277,9 @@ class ResultDocument(_Doc):
     bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
     system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
     reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
+    comparisons: Comparisons | None = None
+    """Every pair of systems under test on DRIFT-C, DRIFT-E and accuracy (:class:`Comparisons`);
+    None with fewer than two systems under test, and in results older than it."""
     instrument_checks: InstrumentChecks | None = None
     """Whether the controls bound the run (:class:`InstrumentChecks`); absent in results older
     than the checks."""

@@ -1,74 +1,47 @@
-"""Import LoCoMo (snap-research/LoCoMo, ``data/locomo10.json``) into fixtures + gold.
+"""Import LoCoMo (snap-research/LoCoMo, ``data/locomo10.json``) into fixtures + gold: one
+scenario per conversation, ``locomo-<sample_id>`` (paradigm ``multi_peer``; an ``observer``
+asks every QA item after the last session; free-form probes, gold evidence the turns' ids).
 
-One scenario per conversation, ``locomo-<sample_id>``: two humans talk to each other
-(paradigm ``multi_peer``) and an ``observer`` entity asks every QA item at one checkpoint
-after the last session. Probes are free-form (no closed answer domain), so hermetic runs
-score retrieval only: gold evidence is the turns' message ids.
-
-Decisions (also written into the report's ``notes``):
-
-* Sessions are read in numeric order (``session_2`` before ``session_10``), timed from
-  ``session_<N>_date_time`` ("1:56 pm on 8 May, 2023", taken as UTC) and indexed in time
-  order (numeric order breaks ties). A missing or unparseable date becomes one minute after
-  the previous session (before the earliest known session when it is the first).
-* Turns are 30 s apart from the session start; probes are asked one day after the start of
-  the last session.
-* Category mapping follows the dataset's own evaluation code: 1 multi_hop, 2 temporal,
-  3 open_domain, 4 single_hop, 5 adversarial. Category 5 is an abstention probe with gold
-  answer ``unknown``; its ``adversarial_answer`` is the bait and is never accepted; an
-  ``answer`` the dataset gives on such an item ("No") is accepted as well.
-* Evidence ids are ``D<session>:<turn>``. An entry holding several ids ("D8:6; D9:17") is
-  split. Zero-padded numbers ("D30:05") are normalised ("D30:5") and kept when they then
-  name a turn; they are listed as malformed either way. Other malformed ids ("D",
-  "D:11:26") and ids naming no turn are dropped from gold and listed in the report.
-* A turn keeps its speaker, ``dia_id`` and text, with ``blip_caption`` appended
-  ("[shares an image: ...]"); its ``img_url``, ``query`` and any other field are dropped,
-  and so are a record's ``event_summary``, ``observation`` and ``session_summary`` (the
-  dataset authors' annotations). A note names every dropped field with how many items had
-  it; an answer found only there is listed (``answers_in_dropped_fields``).
+The format as read and every decision (session order and times, categories, evidence ids,
+dropped fields) are in docs/import-formats.md#locomo, and in each report's ``notes``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
-import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-from dateutil import parser as dateparser
 
 from conformance.contract.corpus import file_sha256, write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine,
     EntityRef,
     HeaderLine,
-    HorizonName,
     HorizonPhase,
     Message,
     Probe,
     SessionLine,
 )
 from conformance.contract.gold import GoldFile, GoldProbe
-from conformance.contract.limits import (
-    MAX_ID_CHARS,
-    MAX_IMPORT_SOURCE_BYTES,
-    MAX_MESSAGE_TEXT_CHARS,
-    MAX_QUERY_CHARS,
-    BadDocument,
-    TooLarge,
-    parse_json,
-    read_bounded,
-)
+from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES
 from conformance.importers.quality import QUALITY_KINDS, gold_quality
-from conformance.importers.report import (
-    REPORT_FILE,
-    ImportIssue,
-    ImportReport,
-    SourceFormatError,
-    format_report,
-    write_report,
+from conformance.importers.registry import Importer
+from conformance.importers.report import ImportIssue, ImportReport, format_report
+from conformance.importers.toolkit import (
+    SCENARIO_ID_CHARS,
+    ReportBuilder,
+    dropped_fields_note,
+    fit_message,
+    horizon_for,
+    load_json,
+    overlong_query,
+    parse_session_time,
+    raw_text,
+    rfc3339,
+    sanitise_id,
+    source_error,
+    unique_id,
 )
 
 __all__ = ["import_locomo", "format_report", "PROBE_TYPES", "ISSUE_KINDS", "parse_session_time"]
@@ -109,91 +82,9 @@ KEPT_NOTE = ("kept: turns' speaker, dia_id, text and blip_caption (appended to t
              "conversation, qa")
 
 
-def dropped_fields_note(dropped: dict[str, int], kept: str) -> str:
-    """The report note naming every source field no fixture carries, with how many items
-    had it (``dropped``: ``"<level> <field>"`` -> count), then what is ``kept``."""
-    if not dropped:
-        return f"fields dropped: none; {kept}"
-    levels: dict[str, list[str]] = {}
-    for key, n in sorted(dropped.items()):
-        level, field = key.split(" ", 1)
-        levels.setdefault(level, []).append(f"{field} ({n:,})")
-    return ("fields dropped (in no fixture; an answer found only there is listed as answers_in_dropped_fields): "
-            + "; ".join(f"{level}s' " + ", ".join(fields) for level, fields in levels.items()) + f"; {kept}")
-
-
 # At most 9 digits: a longer session or turn number is no LoCoMo key (and keeps ids short).
 _SESSION_KEY = re.compile(r"session_(\d{1,9})(_date_time)?")
 _EVIDENCE_ID = re.compile(r"D(\d{1,9}):(\d{1,9})")
-SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
-"""A scenario id's length bound: session, message, probe and checkpoint ids append a suffix
-(``-S123``, ``-q0042``, ``-final``) and must stay within the ``Id`` pattern's 128 characters."""
-EARLIEST, LATEST = datetime(1000, 1, 1, tzinfo=timezone.utc), datetime(9000, 1, 1, tzinfo=timezone.utc)
-"""Session dates outside this range are treated as unparseable (no overflow when stepping)."""
-MAX_DATE_TEXT = 200
-_NOT_ID_CHARS = re.compile(r"[^A-Za-z0-9._:\-]+")
-
-
-def sanitise_id(text: str, fallback: str = "x", colons: bool = True) -> str:
-    """Map free text onto the fixture ``Id`` pattern (letters, digits, ``._:-``; no ``..``;
-    at most 128 characters). ``colons=False`` also replaces ``:`` (ids used as file names)."""
-    out = _NOT_ID_CHARS.sub("-", text if colons else text.replace(":", "-"))
-    out = re.sub(r"\.{2,}", ".", out).lstrip("._:-")[:128]
-    return out or fallback
-
-
-def _unique(base: str, used: set[str], limit: int = MAX_ID_CHARS) -> str:
-    candidate, k = base[:limit], 2
-    while candidate in used:
-        suffix = f"-{k}"
-        candidate, k = base[: limit - len(suffix)] + suffix, k + 1
-    used.add(candidate)
-    return candidate
-
-
-def parse_session_time(text: object) -> tuple[datetime | None, str | None]:
-    """Parse a LoCoMo session date ("1:56 pm on 8 May, 2023") to an aware UTC datetime.
-
-    Returns ``(time, None)`` or ``(None, reason)``. A text lacking the day, month or year is
-    refused rather than completed from today's date (that would not be deterministic); a
-    missing clock time means midnight. Naive times (and unknown zone names) are taken as UTC.
-    """
-    if text is None:
-        return None, "missing"
-    if not isinstance(text, str) or not text.strip():
-        return None, "not a date text"
-    if len(text) > MAX_DATE_TEXT:
-        return None, f"longer than {MAX_DATE_TEXT} characters"
-    try:
-        with warnings.catch_warnings():  # an unknown zone name ("EST") is ignored: UTC
-            warnings.simplefilter("ignore", dateparser.UnknownTimezoneWarning)
-            one = dateparser.parse(text, default=datetime(1900, 1, 1))
-            two = dateparser.parse(text, default=datetime(1904, 2, 2))
-    except (ValueError, OverflowError, TypeError) as exc:
-        return None, f"unparseable ({exc.__class__.__name__})"
-    if one != two:
-        return None, "incomplete (day, month or year missing)"
-    try:
-        moment = one.replace(tzinfo=timezone.utc) if one.tzinfo is None else one.astimezone(timezone.utc)
-    except (ValueError, OverflowError) as exc:
-        return None, f"unparseable ({exc.__class__.__name__})"
-    if not EARLIEST <= moment < LATEST:
-        return None, f"outside the years {EARLIEST.year}-{LATEST.year - 1}"
-    return moment, None
-
-
-def rfc3339(moment: datetime) -> str:
-    """Second precision, ``Z`` suffix, four-digit year (strftime may print fewer)."""
-    return moment.astimezone(timezone.utc).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
-
-
-def horizon_for(sessions: int) -> HorizonName:
-    """DRIFT §3.4: short 2–50 sessions, medium 50–500, long beyond."""
-    return "short" if sessions <= 50 else "medium" if sessions <= 500 else "long"
-
-
-def _raw(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 class _Conversation:
@@ -218,7 +109,7 @@ class _Conversation:
               item_id: str | None = None, raw: object = None) -> None:
         self.issues[kind].append(ImportIssue(
             scenario_id=self.sid, location=location, item_id=item_id,
-            raw=None if raw is None else _raw(raw), reason=reason, resolution=resolution))
+            raw=None if raw is None else raw_text(raw), reason=reason, resolution=resolution))
 
     # ---- entities -------------------------------------------------------------------
     def _speakers(self) -> None:
@@ -228,7 +119,7 @@ class _Conversation:
                 self.issue("malformed_records", f"conversation.{key}", "speaker name missing",
                            f"named {key!r}", raw=name)
                 name = key
-            entity = _unique(sanitise_id(name, key), self.entity_ids)
+            entity = unique_id(sanitise_id(name, key), self.entity_ids)
             if name in self.authors:
                 self.issue("malformed_records", f"conversation.{key}", "both speakers have the same name",
                            f"entity {entity!r} created; every turn of {name!r} is attributed to "
@@ -238,7 +129,7 @@ class _Conversation:
 
     def _author(self, speaker: str, location: str) -> str:
         if speaker not in self.authors:
-            entity = _unique(sanitise_id(speaker, "speaker"), self.entity_ids)
+            entity = unique_id(sanitise_id(speaker, "speaker"), self.entity_ids)
             self.authors[speaker] = entity
             self.entities.append(EntityRef(entity_id=entity, type="human"))
             self.issue("malformed_records", location, "speaker is neither speaker_a nor speaker_b",
@@ -314,14 +205,14 @@ class _Conversation:
                            f"named D{number}:{i + 1}", raw=dia)
                 dia = f"D{number}:{i + 1}"
             base = sanitise_id(f"{self.sid}-{dia}")
-            message_id = base if base not in used else _unique(base + "-dup", used)
+            message_id = base if base not in used else unique_id(base + "-dup", used)
             if message_id != base:
                 self.issue("duplicate_message_ids", f"{where}.dia_id", "dia_id already used by an earlier turn",
                            f"renamed {message_id}; evidence {dia} means the first turn", message_id, dia)
             used.add(message_id)
             self.evidence_index.setdefault(_canonical(dia) or dia, message_id)
             text = turn["text"]
-            lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
+            lost = {key: raw_text(value) for key, value in turn.items() if key not in TURN_KEYS}
             for key in lost:
                 self.dropped_fields[f"turn {key}"] = self.dropped_fields.get(f"turn {key}", 0) + 1
             if lost:
@@ -330,11 +221,9 @@ class _Conversation:
             if isinstance(caption, str) and caption.strip():
                 text += f" [shares an image: {caption.strip()}]"
                 self.counts["image_turns"] += 1
-            if len(text) > MAX_MESSAGE_TEXT_CHARS:
-                self.issue("malformed_records", f"{where}.text", f"text of {len(text):,} characters (caption "
-                           f"included) exceeds the fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
-                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            text, cut = fit_message(text, "text (caption included)")
+            if cut:
+                self.issue("malformed_records", f"{where}.text", *cut, message_id)
             messages.append(Message(
                 message_id=message_id, author=self._author(turn["speaker"], f"{where}.speaker"),
                 role="user", text=text, timestamp=rfc3339(start + TURN_STEP * i), scope="shared"))
@@ -384,7 +273,7 @@ class _Conversation:
             return "", []
         self.issue("missing_answers", f"{where}.answer", f"answer is a {type(value).__name__}, not text",
                    "kept as JSON text", probe_id, value)
-        return _raw(value), []
+        return raw_text(value), []
 
     def _evidence(self, qa: dict, where: str, probe_id: str) -> list[str]:
         entries = qa.get("evidence", [])
@@ -439,9 +328,8 @@ class _Conversation:
                 self.issue("malformed_records", where, "QA item without a question", "skipped", probe_id,
                            qa if not isinstance(qa, dict) else question)
                 continue
-            if len(question) > MAX_QUERY_CHARS:
-                self.issue("malformed_records", f"{where}.question", f"question of {len(question):,} characters "
-                           f"exceeds the fixture limit of {MAX_QUERY_CHARS:,}", "skipped", probe_id)
+            if overlong_query(question):
+                self.issue("malformed_records", f"{where}.question", overlong_query(question), "skipped", probe_id)
                 continue
             category = qa.get("category")
             category = int(category) if isinstance(category, (int, str)) and not isinstance(category, bool) \
@@ -472,7 +360,7 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
     base = sanitise_id(f"locomo-{sample}" if named else f"locomo-record-{position}", colons=False)
     base = base[:SCENARIO_ID_CHARS]
-    sid = _unique(base, used, SCENARIO_ID_CHARS)
+    sid = unique_id(base, used, SCENARIO_ID_CHARS)
     if not isinstance(record, dict):
         return sid, "skipped: record is not an object"
     if not isinstance(record.get("conversation"), dict):
@@ -482,15 +370,15 @@ def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, st
     return sid, None if sid == base else "duplicate sample_id"
 
 
-#: A UTF-8 byte order mark: skipped before parsing, hashed with the rest of the file.
-_BOM = b"\xef\xbb\xbf"
+COUNT_KEYS = ("image_turns", "evidence_ids", "abstention_probes", "adversarial_answers_withheld",
+              "adversarial_items_with_answer")
 
 
 def import_locomo(path: Path, out_dir: Path) -> ImportReport:
     """Write ``out_dir/fixtures/<scenario>.jsonl``, ``out_dir/gold/<scenario>.json`` and
     ``out_dir/import-report.json``; return the report.
 
-    Bad items never raise: each becomes an issue in the report (see module docstring).
+    Bad items never raise: each becomes an issue in the report (docs/import-formats.md).
     Same input file -> byte-identical output files.
 
     Raises:
@@ -498,71 +386,56 @@ def import_locomo(path: Path, out_dir: Path) -> ImportReport:
         OSError: the file cannot be read or the output written.
     """
     path, out_dir = Path(path), Path(out_dir)
-    try:
-        raw = read_bounded(path, MAX_IMPORT_SOURCE_BYTES)
-        # A leading UTF-8 byte order mark (Windows tools write one) is skipped, as the BEAM,
-        # LongMemEval and guide importers do; source_sha256 stays over the file's raw bytes.
-        data = parse_json(raw[len(_BOM):] if raw.startswith(_BOM) else raw)
-    except TooLarge as exc:
-        raise SourceFormatError(f"{path}: (file): source {exc}") from None
-    except BadDocument as exc:
-        where = f"line {exc.line}" if exc.line else exc.field or "(document)"
-        raise SourceFormatError(f"{path}: {where}: not a JSON file ({exc.message})") from None
+    # A leading UTF-8 byte order mark is skipped; source_sha256 stays over the file's raw bytes.
+    data, raw = load_json(path, MAX_IMPORT_SOURCE_BYTES)
     sha, size = file_sha256(path)
     del raw
     if not isinstance(data, list):
-        raise SourceFormatError(f"{path}: (document): expected a JSON list of LoCoMo conversations, "
-                                f"got {type(data).__name__}")
-    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in (*ISSUE_KINDS, *QUALITY_KINDS)}
+        raise source_error(path, "(document)", f"expected a JSON list of LoCoMo conversations, "
+                           f"got {type(data).__name__}")
+    report = ReportBuilder(SOURCE, (*ISSUE_KINDS, *QUALITY_KINDS), COUNT_KEYS)
     dropped_fields: dict[str, int] = {}
-    counts = dict.fromkeys(("scenarios", "sessions", "messages", "probes", "image_turns", "evidence_ids",
-                            "abstention_probes", "adversarial_answers_withheld",
-                            "adversarial_items_with_answer"), 0)
-    by_type: dict[str, int] = {}
-    scenario_ids: list[str] = []
     used_ids: set[str] = set()
     for r, record in enumerate(data):
         sid, problem = _scenario_id(record, r, used_ids)
         if problem:
-            issues["malformed_records"].append(ImportIssue(
-                scenario_id=sid, location=f"[{r}]", reason=problem,
-                resolution="skipped" if problem.startswith("skipped:") else f"scenario id {sid}",
-                raw=_raw(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record else None))
+            report.issue("malformed_records", sid, f"[{r}]", problem,
+                         "skipped" if problem.startswith("skipped:") else f"scenario id {sid}",
+                         raw=raw_text(record.get("sample_id")) if isinstance(record, dict) and "sample_id" in record
+                         else None)
             if problem.startswith("skipped:"):
                 continue
-        convert = _Conversation(record, sid, issues, counts, dropped_fields)
-        sessions = convert.sessions()
-        if not sessions:
-            convert.issue("malformed_records", "conversation", "conversation has no sessions", "skipped")
-            continue
-        probes, gold_probes = convert.probes()
-        header = HeaderLine(
-            scenario_id=sid, paradigm="multi_peer", source=SOURCE, free_form=True,
-            horizons=[HorizonPhase(name=horizon_for(len(sessions)), sessions=len(sessions),
-                                   session_gap_hours=convert.gap_hours)],
-            entities=[*convert.entities, EntityRef(entity_id=OBSERVER, type="observer")])
-        lines: list = [header, *sessions]
-        if probes:
-            lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
-                                        horizon=horizon_for(len(sessions)), probes=probes))
-        write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
-        # Doubtful gold (the shared checks). LoCoMo gives no question dates: asked_at is ours.
-        where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
-        for kind, found in gold_quality(sid, sessions, gold_probes, where, questions=probes, question_dates=False,
-                                        dropped=convert.dropped, cited=convert.cited).items():
-            issues[kind].extend(found)
-        write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
-        scenario_ids.append(sid)
-        counts["scenarios"] += 1
-        counts["sessions"] += len(sessions)
-        counts["messages"] += sum(len(s.messages) for s in sessions)
-        counts["probes"] += len(probes)
-        counts["evidence_ids"] += sum(len(g.evidence) for g in gold_probes)
-        counts["abstention_probes"] += sum(g.abstention for g in gold_probes)
-        for g in gold_probes:
-            by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
-    report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
-                          scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues,
-                          notes=[*NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)])
-    write_report(out_dir / REPORT_FILE, report)
-    return report
+        _write_scenario(_Conversation(record, sid, report.issues, report.counts, dropped_fields), out_dir, report)
+    return report.write(out_dir, path, sha, size, [*NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)])
+
+
+def _write_scenario(convert: _Conversation, out_dir: Path, report: ReportBuilder) -> None:
+    """Convert one conversation and write its fixture and gold (or list why not)."""
+    sid = convert.sid
+    sessions = convert.sessions()
+    if not sessions:
+        convert.issue("malformed_records", "conversation", "conversation has no sessions", "skipped")
+        return
+    probes, gold_probes = convert.probes()
+    header = HeaderLine(
+        scenario_id=sid, paradigm="multi_peer", source=SOURCE, free_form=True,
+        horizons=[HorizonPhase(name=horizon_for(len(sessions)), sessions=len(sessions),
+                               session_gap_hours=convert.gap_hours)],
+        entities=[*convert.entities, EntityRef(entity_id=OBSERVER, type="observer")])
+    lines: list = [header, *sessions]
+    if probes:
+        lines.append(CheckpointLine(checkpoint_id=f"{sid}-final", after_session=len(sessions),
+                                    horizon=horizon_for(len(sessions)), probes=probes))
+    write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
+    # Doubtful gold (the shared checks). LoCoMo gives no question dates: asked_at is ours.
+    where = {g.probe_id: f"qa[{int(g.probe_id.rsplit('-q', 1)[1])}]" for g in gold_probes}
+    report.extend(gold_quality(sid, sessions, gold_probes, where, questions=probes, question_dates=False,
+                               dropped=convert.dropped, cited=convert.cited))
+    write_gold(out_dir / "gold" / f"{sid}.json", GoldFile(scenario_id=sid, source=SOURCE, probes=gold_probes))
+    report.scenario(sid, sessions, gold_probes)
+
+
+IMPORTER = Importer(
+    run=import_locomo,
+    summary="LoCoMo (locomo10.json): sessions, QA probes, evidence; an import report lists bad gold.",
+    description="One scenario per conversation (multi_peer); format and decisions: docs/import-formats.md#locomo.")

@@ -1,57 +1,18 @@
 """Import LongMemEval (``longmemeval_s.json``, ``longmemeval_m.json``, ``longmemeval_oracle.json``
-and the cleaned re-release, same record shape) into fixtures + gold.
+and the cleaned re-release, same record shape) into fixtures + gold: one scenario
+``lme-<question_id>`` per instance (paradigm ``user_assistant``; the user asks the one question
+after the last session, at ``question_date``; free-form, gold evidence message ids).
 
-A LongMemEval file is one JSON array of instances. Each instance is one question over its
-own chat history (``haystack_sessions``, timed by ``haystack_dates``, named by
-``haystack_session_ids``), so each becomes one scenario ``lme-<question_id>``: a user talks
-to an assistant (paradigm ``user_assistant``) and the user asks the one question at one
-checkpoint after the last session, at ``question_date``. Probes are free-form, so hermetic
-runs score retrieval only: gold evidence is message ids.
+The file is streamed (``_s`` is ~278 MB, ``_m`` ~2.7 GB): instances are built one at a time
+from ``ijson`` events and each scenario is written as soon as it is read, so memory holds one
+instance (at most :data:`MAX_INSTANCE_BYTES` of JSON and :data:`MAX_INSTANCE_VALUES` values)
+plus the report; the file is read once (its SHA-256 taken on the way). Bad instances, sessions
+or turns never raise: each becomes an issue (at most :data:`MAX_ISSUES_LISTED` per kind and
+instance, then one summary issue). Only a file that is not a JSON array, or stops being valid
+JSON, raises :class:`SourceFormatError`.
 
-The ``_s`` file is ~278 MB and ``_m`` ~2.7 GB, so the file is streamed: instances are parsed
-one at a time from ``ijson`` events and each scenario is written as soon as it is read.
-Memory is bounded by one instance (at most :data:`MAX_INSTANCE_BYTES` of JSON and
-:data:`MAX_INSTANCE_VALUES` values) plus the report (scenario ids and issues, which grow
-with the number of instances, not their size); the file is read once (its SHA-256 is
-taken on the way).
-
-Decisions (also written into the report's ``notes``):
-
-* Ids come from positions, never from the dataset's session ids (``answer_…`` would tell
-  an adapter which sessions hold the answer): session ``<scenario>-S<n>`` is the n-th entry
-  of ``haystack_sessions`` (1-based), message ``<scenario>-S<n>:<t>`` its t-th turn.
-* Dates such as ``2023/05/30 (Tue) 23:40`` are read exactly (UTC); other complete date
-  texts go through the LoCoMo importer's strict parser (nothing filled in from today). A
-  weekday that disagrees with the date is listed; the date wins.
-* A session id used twice in one history (13 histories of ``longmemeval_s_cleaned`` repeat
-  a filler session): both sessions are imported; an ``answer_session_ids`` entry naming
-  the id means the first (listed under ``duplicate_session_ids``).
-* Sessions are indexed in time order (dataset order breaks ties; the oracle file is not
-  sorted by design). A missing or unparseable session date becomes one minute after the
-  previous session in dataset order (before the earliest dated session when it is first).
-  Turns are 30 s apart from the session start.
-* ``question_date`` is the probe's ``asked_at``, kept as given even when it precedes the
-  last session (listed): temporal questions are computed from it. Unparseable: one day
-  after the last session starts, listed.
-* Evidence scope is ``answer_session_ids`` (as in the dataset's own retrieval evaluation):
-  an answer session's ``has_answer: true`` turns (any role) are evidence; an answer session
-  without such turns gives all its user turns (listed under ``session_level_evidence``).
-  ``has_answer`` turns outside answer sessions are not evidence (listed).
-* Abstention (``question_id`` ending ``_abs``): gold answer ``unknown``; the dataset's
-  explanation ("You did not mention …") is neither the answer nor accepted; no evidence
-  (the dataset's retrieval evaluation skips abstention items too). Both are counted.
-* Numeric answers are kept as text and listed (``integer_answers``).
-* ``question_type`` becomes the probe type with ``-`` as ``_``; an unknown type is
-  ``uncategorised`` (listed).
-* Session tiers stay empty: filler sessions of ``_s``/``_m`` hold real user facts too, so
-  calling them noise would punish a memory for keeping them.
-* A turn field other than ``role``, ``content`` and ``has_answer``, and an instance field
-  the format does not define, is dropped; a note names each with how many items had it,
-  and an answer found only there is listed (``answers_in_dropped_fields``).
-
-Bad instances, sessions or turns never raise: each becomes an issue (at most
-:data:`MAX_ISSUES_LISTED` per kind and instance, then one summary issue). Only a file that
-is not a JSON array, or stops being valid JSON, raises :class:`SourceFormatError`.
+Ids, dates, evidence, abstention and every other decision: docs/import-formats.md#longmemeval
+(and each report's ``notes``).
 """
 
 from __future__ import annotations
@@ -78,32 +39,30 @@ from conformance.contract.fixture import (
 )
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.limits import (
-    MAX_ID_CHARS,
     MAX_JSONL_LINE_BYTES,
-    MAX_MESSAGE_TEXT_CHARS,
     MAX_NESTING_DEPTH,
-    MAX_QUERY_CHARS,
     MiB,
     human,
 )
-from conformance.importers.locomo import (
+from conformance.importers.quality import QUALITY_KINDS, gold_quality
+from conformance.importers.registry import Importer
+from conformance.importers.report import REPORT_FILE, ImportIssue, ImportReport, SourceFormatError, format_report
+from conformance.importers.toolkit import (
     EARLIEST,
     LATEST,
     MAX_DATE_TEXT,
+    SCENARIO_ID_CHARS,
+    ReportBuilder,
     dropped_fields_note,
+    fit_message,
     horizon_for,
+    overlong_query,
     parse_session_time,
+    raw_text,
     rfc3339,
     sanitise_id,
-)
-from conformance.importers.quality import QUALITY_KINDS, gold_quality
-from conformance.importers.report import (
-    REPORT_FILE,
-    ImportIssue,
-    ImportReport,
-    SourceFormatError,
-    format_report,
-    write_report,
+    source_error,
+    unique_id,
 )
 
 __all__ = ["import_longmemeval", "parse_lme_date", "format_report", "PROBE_TYPES",
@@ -161,8 +120,6 @@ hostile instance cannot grow the report without bound."""
 MAX_RAW_CHARS = 500
 """A source value quoted in an issue is cut to this many characters."""
 READ_SIZE = 64 * 1024
-SCENARIO_ID_CHARS = MAX_ID_CHARS - 32
-"""Scenario ids leave room for the suffixes of session, message and probe ids."""
 _LINE_BUDGET = MAX_JSONL_LINE_BYTES - 64 * 1024
 """A session line's JSON must stay below the fixture line bound; 64 KiB spare for its
 other fields (ids, time, participants)."""
@@ -358,12 +315,7 @@ def _instances(events: Iterator[tuple[str, object]], reader: _Reader) -> Iterato
 # --------------------------------------------------------------------------- one instance
 
 def _raw(value: object) -> str:
-    if isinstance(value, str):
-        return value[:MAX_RAW_CHARS]
-    try:
-        return json.dumps(value, sort_keys=True, ensure_ascii=False)[:MAX_RAW_CHARS]
-    except (TypeError, ValueError, RecursionError):
-        return repr(value)[:MAX_RAW_CHARS]
+    return raw_text(value, MAX_RAW_CHARS)
 
 
 def _json_size(message: Message) -> int:
@@ -501,11 +453,9 @@ class _Instance:
                 self.issue("malformed_records", f"{at}.has_answer", "has_answer is not true or false",
                            "read as false", message_id, flag)
                 flag = False
-            if len(text) > MAX_MESSAGE_TEXT_CHARS:
-                self.issue("malformed_records", f"{at}.content", f"content of {len(text):,} characters exceeds the "
-                           f"fixture limit of {MAX_MESSAGE_TEXT_CHARS:,}",
-                           f"cut to its first {MAX_MESSAGE_TEXT_CHARS:,} characters", message_id)
-                text = text[:MAX_MESSAGE_TEXT_CHARS]
+            text, cut = fit_message(text, "content")
+            if cut:
+                self.issue("malformed_records", f"{at}.content", *cut, message_id)
             message = Message(message_id=message_id, author=role, role=role, text=text,
                               timestamp=rfc3339(start + TURN_STEP * j), scope="shared")
             lost = {key: _raw(value) for key, value in turn.items() if key not in TURN_KEYS}
@@ -626,9 +576,8 @@ class _Instance:
         if not isinstance(question, str) or not question.strip():
             self.issue("malformed_records", ".question", "no question text", "instance skipped", probe_id, question)
             return None
-        if len(question) > MAX_QUERY_CHARS:
-            self.issue("malformed_records", ".question", f"question of {len(question):,} characters exceeds the "
-                       f"fixture limit of {MAX_QUERY_CHARS:,}", "instance skipped", probe_id)
+        if overlong_query(question):
+            self.issue("malformed_records", ".question", overlong_query(question), "instance skipped", probe_id)
             return None
         sessions = self._list("haystack_sessions")
         if not sessions:
@@ -671,22 +620,13 @@ class _Instance:
         return [header, *lines, checkpoint], GoldFile(scenario_id=self.sid, source=SOURCE, probes=[gold_probe])
 
 
-def _unique(base: str, used: set[str]) -> str:
-    candidate, k = base, 2
-    while candidate in used:
-        suffix = f"-{k}"
-        candidate, k = base[: SCENARIO_ID_CHARS - len(suffix)] + suffix, k + 1
-    used.add(candidate)
-    return candidate
-
-
 def _scenario_id(record: object, position: int, used: set[str]) -> tuple[str, str | None]:
     """``lme-<question_id>`` made a unique file-safe id, and what was wrong, if anything."""
     qid = record.get("question_id") if isinstance(record, dict) else None
     named = isinstance(qid, (str, int)) and not isinstance(qid, bool) and str(qid).strip() != ""
     # Only ASCII letters, digits and ._- survive, so the id cannot leave fixtures/ or gold/.
     base = sanitise_id(f"lme-{qid}" if named else f"lme-record-{position}", colons=False)[:SCENARIO_ID_CHARS]
-    sid = _unique(base, used)
+    sid = unique_id(base, used, SCENARIO_ID_CHARS)
     if not named:
         return sid, "question_id missing"
     if not isinstance(qid, str):
@@ -752,10 +692,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
         OSError: the file cannot be read or the output written.
     """
     path, out_dir = Path(path), Path(out_dir)
-    issues: dict[str, list[ImportIssue]] = {kind: [] for kind in ISSUE_KINDS}
-    counts = dict.fromkeys(COUNT_KEYS, 0)
-    by_type: dict[str, int] = {}
-    scenario_ids: list[str] = []
+    report = ReportBuilder(SOURCE, ISSUE_KINDS, COUNT_KEYS)
     used_ids: set[str] = set()
     dropped_fields: dict[str, int] = {}
     with open(path, "rb") as handle:
@@ -767,8 +704,8 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
             if first != "start_array":
                 kind = {"start_map": "an object", "string": "a string", "number": "a number",
                         "boolean": "a boolean", "null": "null"}.get(first, first)
-                raise SourceFormatError(f"{path}: (document): expected a JSON array of LongMemEval instances, "
-                                        f"got {kind}")
+                raise source_error(path, "(document)", f"expected a JSON array of LongMemEval instances, "
+                                   f"got {kind}")
             stream = _instances(events, reader)
             while True:
                 position += 1
@@ -776,7 +713,7 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
                     record = next(stream)
                 except StopIteration:
                     break
-                _convert(record, position, used_ids, issues, counts, by_type, scenario_ids, out_dir, dropped_fields)
+                _convert(record, position, used_ids, report, out_dir, dropped_fields)
                 del record  # before the next instance is built
             position = _AFTER_ARRAY
             for _ in events:  # text after the array is an error (raised here)
@@ -784,27 +721,23 @@ def import_longmemeval(path: Path, out_dir: Path) -> ImportReport:
         except StopIteration:  # no event at all
             raise _format_error(path, reader, -1, 0, ValueError("premature EOF")) from None
         except (ijson.JSONError, UnicodeDecodeError, _TooLong) as exc:
-            raise _format_error(path, reader, position, len(scenario_ids), exc) from None
+            raise _format_error(path, reader, position, len(report.scenarios), exc) from None
         sha, size = reader.finish()
     notes = [_variant(path.name), *NOTES, dropped_fields_note(dropped_fields, KEPT_NOTE)]
-    report = ImportReport(source=SOURCE, source_path=str(path.resolve()), source_sha256=sha, source_bytes=size,
-                          scenarios=scenario_ids, counts=counts, probes_by_type=by_type, issues=issues, notes=notes)
-    write_report(out_dir / REPORT_FILE, report)
-    return report
+    return report.write(out_dir, path, sha, size, notes)
 
 
-def _convert(record: object, position: int, used_ids: set[str], issues: dict[str, list[ImportIssue]],
-             counts: dict[str, int], by_type: dict[str, int], scenario_ids: list[str], out_dir: Path,
+def _convert(record: object, position: int, used_ids: set[str], report: ReportBuilder, out_dir: Path,
              dropped_fields: dict[str, int]) -> None:
     """Convert and write one instance (or list why not)."""
     sid, problem = _scenario_id(record, position, used_ids)
+    counts = report.counts
     if isinstance(record, _Skipped) or not isinstance(record, dict):
         reason = record.reason if isinstance(record, _Skipped) else f"instance is {_kind(record)}, not an object"
-        issues["malformed_records"].append(ImportIssue(scenario_id=sid, location=f"[{position}]", reason=reason,
-                                                       resolution="instance skipped"))
+        report.issue("malformed_records", sid, f"[{position}]", reason, "instance skipped")
         counts["skipped_instances"] += 1
         return
-    instance = _Instance(record, position, sid, issues, counts, dropped_fields)
+    instance = _Instance(record, position, sid, report.issues, counts, dropped_fields)
     if problem:
         instance.issue("malformed_records", ".question_id", problem, f"scenario id {sid}",
                        raw=record.get("question_id"))
@@ -818,24 +751,21 @@ def _convert(record: object, position: int, used_ids: set[str], issues: dict[str
     asked = [p for line in lines if isinstance(line, CheckpointLine) for p in line.probes]
     answer_ids = record.get("answer_session_ids")
     cited = {p.probe_id: len(answer_ids) if isinstance(answer_ids, list) else 0 for p in gold.probes}
-    quality = gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes},
-                           questions=asked, dropped=instance.dropped, cited=cited)
-    for kind, found in quality.items():
-        issues[kind].extend(found)
+    report.extend(gold_quality(sid, sessions, gold.probes, {p.probe_id: f"[{position}]" for p in gold.probes},
+                               questions=asked, dropped=instance.dropped, cited=cited))
     instance.close()
     write_fixture(out_dir / "fixtures" / f"{sid}.jsonl", lines)
     write_gold(out_dir / "gold" / f"{sid}.json", gold)
-    scenario_ids.append(sid)
-    counts["scenarios"] += 1
-    counts["sessions"] += len(sessions)
-    counts["messages"] += sum(len(s.messages) for s in sessions)
-    counts["probes"] += len(gold.probes)
-    counts["evidence_ids"] += sum(len(g.evidence) for g in gold.probes)
-    counts["abstention_probes"] += sum(g.abstention for g in gold.probes)
-    for g in gold.probes:
-        by_type[g.probe_type] = by_type.get(g.probe_type, 0) + 1
+    report.scenario(sid, sessions, gold.probes)
 
 
 def _kind(value: object) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+IMPORTER = Importer(
+    run=import_longmemeval,
+    summary="LongMemEval (longmemeval_s/_m/_oracle.json, cleaned too): one scenario per question, streamed.",
+    description="Format and decisions: docs/import-formats.md#longmemeval.",
+    unit="instance")

@@ -241,6 +241,101 @@ def horizon_table(doc: ResultDocument) -> Table:
                        "accuracy_by_horizon.", HORIZONS, "No accuracy-by-horizon breakdown in this result.")
 
 
+COMPARED = (("drift_c", "DRIFT-C"), ("drift_e", "DRIFT-E"), ("accuracy", "accuracy"))
+
+
+def comparison_table(doc: ResultDocument) -> Table:
+    """Which system is better: each compared metric's value and compact letters per system (systems
+    sharing a letter are not distinguishable after Holm's adjustment), best DRIFT-C first."""
+    comp = doc.comparisons
+    table = Table("comparison", "Which system is better", "", [title for _, title in COMPARED])
+    if comp is None:
+        table.empty = "Fewer than two systems under test (controls apart): nothing to compare."
+        return table
+    table.caption = (f"Every pair of systems under test (controls apart), paired cluster bootstrap over the same "
+                     f"scenarios, Holm-adjusted over each metric's pairs at alpha {comp.alpha}: systems sharing a letter are not distinguishable; "
+                     f"\"a\" holds the best. The differing pairs are listed below the table.")
+    order = next((m.systems for m in comp.metrics.values() if m.systems), [])
+    first = comp.metrics.get("drift_c")
+    if first is not None:
+        order = first.systems + [s for s in order if s not in first.systems]
+    for label in order:
+        row = []
+        for name, _ in COMPARED:
+            m = comp.metrics.get(name)
+            if m is None or label not in m.values:
+                row.append(Cell("n/a", na=True))
+            else:
+                row.append(Cell(_num(m.values[label], 3, False), m.letters[label]))
+        table.rows.append((label, row))
+    return table
+
+
+def comparison_lines(doc: ResultDocument) -> list[str]:
+    """One line per pair that differs after Holm's adjustment: "DRIFT-C: a > b by +0.06 [0.02, 0.12],
+    p_holm 0.009"."""
+    if doc.comparisons is None:
+        return []
+    titles = dict(COMPARED)
+    out = []
+    for name, m in doc.comparisons.metrics.items():
+        for p in m.pairs:
+            if p.differs:
+                ci = "" if p.ci95 is None else f" [{_num(p.ci95[0], 3, True)}, {_num(p.ci95[1], 3, True)}]"
+                out.append(f"{titles.get(name, name)}: {p.a} > {p.b} by {_num(p.diff, 3, True)}{ci}, "
+                           f"p_holm {p.p_holm:.3g}")
+    return out
+
+
+def causes_table(doc: ResultDocument) -> Table:
+    """Failure causes (docs/failure-causes.md): one row per cause some system has, one column
+    per system, each cell the probe count and its share of the system's scored probes."""
+    from conformance.scoring.causes import CAUSES
+
+    found = {label: r.failure_causes for label, r in doc.systems.items() if r.failure_causes is not None}
+    table = Table("causes", "Failure causes", "Why each scored probe failed (or was right), one cause per probe in "
+                  "a fixed precedence: fault, correct, scope_leak, no_provenance, then where the evidence stopped "
+                  "(not_stored, lost, not_retrieved, not_found, out_of_budget), stale_in_context, reader. "
+                  "Write-path causes come before read-path ones (docs/failure-causes.md).",
+                  [system_label(label, r) for label, r in doc.systems.items()])
+    used = [c for c in CAUSES if any(fc.counts.get(c) for fc in found.values())]
+    if not used:
+        table.empty = "No failure causes in this result (results older than the causes)."
+        return table
+    for cause in used:
+        row = []
+        for label in doc.systems:
+            fc = found.get(label)
+            if fc is None:
+                row.append(Cell("n/a", na=True))
+                continue
+            total = sum(fc.counts.values())
+            n = fc.counts.get(cause, 0)
+            row.append(Cell(str(n), f"({n / total:.0%})" if total else None, n=total))
+        table.rows.append((cause, row))
+    return table
+
+
+def causes_by_type_table(doc: ResultDocument) -> Table:
+    """Failure causes per probe type: one row per probe type, one column per system, each cell its
+    causes with counts, most frequent first (``correct`` last, so what failed reads first)."""
+    found = {label: r.failure_causes for label, r in doc.systems.items() if r.failure_causes is not None}
+    table = Table("causes-by-type", "Failure causes by probe type", "Per probe type, each system's causes and "
+                  "how many probes each explains.", [system_label(label, r) for label, r in doc.systems.items()])
+    types = sorted({t for fc in found.values() for t in fc.by_probe_type})
+    if not types:
+        table.empty = "No failure causes in this result."
+        return table
+    for probe_type in types:
+        row = []
+        for label in doc.systems:
+            counts = found[label].by_probe_type.get(probe_type, {}) if label in found else {}
+            ordered = sorted(counts.items(), key=lambda kv: (kv[0] == "correct", -kv[1], kv[0]))
+            row.append(Cell(", ".join(f"{c} {n}" for c, n in ordered) or "-", na=not counts))
+        table.rows.append((probe_type, row))
+    return table
+
+
 def paired_tables(doc: ResultDocument) -> list[Table]:
     families = (
         ("paired-none", "Paired difference vs none", "System minus the none control: accuracy, recall and "
@@ -291,8 +386,10 @@ def other_table(doc: ResultDocument) -> Table:
 
 def tables(doc: ResultDocument) -> list[Table]:
     """Every table of the report, in page order (the paired ones at the end)."""
-    return [headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
-            accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), other_table(doc),
+    return [comparison_table(doc), headline_table(doc), capability_table(doc), efficiency_table(doc), latency_table(doc),
+            accuracy_table(doc), per_type_table(doc), paradigm_table(doc), horizon_table(doc), causes_table(doc),
+            causes_by_type_table(doc),
+            other_table(doc),
             *paired_tables(doc)]
 
 
@@ -526,7 +623,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     by_key = {t.key: t for t in all_tables}
     sections: list[str] = []
 
-    head = [("summary", "Run summary"), ("headline", "Headline"), ("paired", "Paired differences"),
+    head = [("summary", "Run summary"), ("comparison", "Which system is better"), ("headline", "Headline"), ("paired", "Paired differences"),
             ("plots", "Plots"), ("details", "All tables"), ("breakdowns", "Breakdowns"),
             ("measurement", "How metrics were measured"), ("deviations", "Deviations from the fairness contract"),
             ("systems", "Systems"), ("receipt", "Receipt")]
@@ -536,6 +633,10 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     warn = "" if doc.complete else '<p class="warning">This run stopped early; see the deviations below.</p>'
     sections.append(f'<h2 id="summary">Run summary</h2>{warn}<dl class="summary">{items}</dl>')
 
+    differing = comparison_lines(doc)
+    sections.append(table_html(by_key["comparison"], level=2) + (
+        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in differing) + "</ul>" if differing else
+        ("<p>No pair of systems differs after Holm's adjustment.</p>" if doc.comparisons else "")))
     sections.append(table_html(by_key["headline"], level=2))
 
     sections.append('<h2 id="paired">Paired differences</h2>')
@@ -556,7 +657,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
 
     sections.append('<h2 id="details">All tables</h2>')
     sections += [table_html(by_key[k]) for k in ("capability", "efficiency", "latency", "accuracy", "per-type",
-                                                  "other")]
+                                                  "causes", "causes-by-type", "other")]
     sections.append('<h2 id="breakdowns">Breakdowns</h2>')
     sections += [table_html(by_key[k]) for k in ("by-paradigm", "by-horizon")]
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from conformance.contract.result import ResultDocument
-from conformance.report.html import Cell, Table, deviations, measurements, scalar, summary, tables
+from conformance.report.html import Cell, Table, comparison_lines, deviations, measurements, scalar, summary, tables
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -59,6 +59,10 @@ def render_markdown(doc: ResultDocument, audit: dict | None = None) -> str:
     out += [f"- **{md(k)}:** {md(v)}" for k, v in summary(doc, audit)]
     out.append("")
 
+    out += table_md(by_key["comparison"], level=2)
+    differing = comparison_lines(doc)
+    out += [f"- {md(line)}" for line in differing] + [""] if differing else (
+        ["No pair of systems differs after Holm's adjustment.", ""] if doc.comparisons else [])
     out += table_md(by_key["headline"], level=2)
     out += ["## Paired differences", ""]
     for key in ("paired-none", "paired-baseline", "noise-floor"):
@@ -68,7 +72,7 @@ def render_markdown(doc: ResultDocument, audit: dict | None = None) -> str:
             "curve).", ""]
 
     out += ["## All tables", ""]
-    for key in ("capability", "efficiency", "latency", "accuracy", "per-type", "other"):
+    for key in ("capability", "efficiency", "latency", "accuracy", "per-type", "causes", "causes-by-type", "other"):
         out += table_md(by_key[key])
     out += ["## Breakdowns", ""]
     for key in ("by-paradigm", "by-horizon"):

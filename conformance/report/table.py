@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from conformance.contract.result import MetricValue, ResultDocument
-from conformance.report.html import audit_lines
+from conformance.report.html import audit_lines, causes_table, comparison_lines, comparison_table
 from conformance.scoring.instrument import failed_lines
 
 HEADLINE = (
@@ -50,6 +50,18 @@ def fmt(metric: MetricValue | None, digits: int = 3) -> str:
 def render(doc: ResultDocument, console: Console) -> None:
     receipt = doc.receipt
     cfg = receipt.config
+    comparison = comparison_table(doc)
+    if comparison.rows:
+        better = Table(title="which system is better: systems sharing a letter are not distinguishable "
+                             "(paired bootstrap, Holm per metric)")
+        better.add_column("system")
+        for column in comparison.columns:
+            better.add_column(column, justify="right")
+        for label, cells in comparison.rows:
+            better.add_row(escape(label), *[c.text for c in cells])
+        console.print(better)
+        for line in comparison_lines(doc):
+            console.print(escape(line), soft_wrap=True)
     table = Table(title=f"drift-conformance: {len(receipt.scenarios)} scenarios, k={cfg['k']}, "
                         f"budget {cfg['budget_tokens']} tokens ({cfg['encoding']}), 95% cluster-bootstrap CI",
                   show_lines=True)
@@ -103,6 +115,15 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
+    causes = causes_table(doc)
+    if causes.rows:
+        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
+        why.add_column("cause")
+        for column in causes.columns:
+            why.add_column(column, justify="right")
+        for cause, cells in causes.rows:
+            why.add_row(cause, *[c.text for c in cells])
+        console.print(why)
     for line in failed_lines(doc.instrument_checks):
         # Plainly, and first: a system above the oracle means the gold needs an audit.
         console.print(f"[bold red]{escape(line)}[/bold red]")

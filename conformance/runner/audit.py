@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
 from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, content_terms,
-                                    content_words, snapshot_backing)
+                                    content_words, snapshot_backing, text_size,
+                                    words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -108,7 +109,7 @@ class MessageLedger:
     """The scenario's probe questions so far, in first-asked order (the audit probes' frames)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
-    item_words: dict[tuple[str, str, bytes], frozenset[str]] = field(default_factory=dict)
+    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int]] = field(default_factory=dict)
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -200,20 +201,38 @@ class MessageLedger:
         times += [self.time_of[s] for s in source_ids if s in self.messages_of and s in carried_sessions]
         return max(times, key=_instant) if times else ""
 
-    def words_of_item(self, label: str, item) -> frozenset[str]:
+    def _item(self, label: str, item) -> tuple[frozenset[str], int]:
         key = (label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in self.item_words:
-            self.item_words[key] = content_words(item.text)
+            self.item_words[key] = words_and_size(item.text)
         return self.item_words[key]
+
+    def words_of_item(self, label: str, item) -> frozenset[str]:
+        """A Snapshot item's content words (cached by system, item id and text)."""
+        return self._item(label, item)[0]
+
+    def size_of_item(self, label: str, item) -> int:
+        """A Snapshot item's :func:`conformance.provenance.text_size` (cached like its words)."""
+        return self._item(label, item)[1]
+
+    def carried_messages(self, label: str, items) -> set[str]:
+        """Messages some Snapshot item cites (by message or session id) and carries."""
+        out: set[str] = set()
+        for item in items:
+            out.update(carried_ids(self.words_of_item(label, item), item.source_ids, self.words_of, self.messages_of))
+        return out
 
     def carried_sessions(self, label: str, items) -> set[str]:
         """Sessions some Snapshot item cites and carries a message of (selectivity's "stored")."""
-        out: set[str] = set()
-        for item in items:
-            words = self.words_of_item(label, item)
-            for message_id in carried_ids(words, item.source_ids, self.words_of, self.messages_of):
-                out.add(self.session_of[message_id])
-        return out
+        return {self.session_of[m] for m in self.carried_messages(label, items)}
+
+    def partial_sessions(self, carried: set[str]) -> dict[str, list[str]]:
+        """Held sessions of which ``carried`` (from :meth:`carried_messages`) holds only some
+        messages: session id -> the held message ids, sorted (failure causes, docs/failure-causes.md)."""
+        held: dict[str, list[str]] = {}
+        for message_id in carried:
+            held.setdefault(self.session_of[message_id], []).append(message_id)
+        return {s: sorted(ms) for s, ms in sorted(held.items()) if len(ms) < len(self.messages_of[s])}
 
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
@@ -282,22 +301,24 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(words per covered id, characters per covered id) of a Snapshot
-    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words)."""
+    """(words per covered id, size per covered id) of a Snapshot
+    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words and sizes)."""
     return snapshot_backing(items, lambda item: ledger.words_of_item(label, item),
-                            lambda source: ledger.session_of.get(source, source))
+                            lambda source: ledger.session_of.get(source, source),
+                            lambda item: ledger.size_of_item(label, item))
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
     Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
-    :data:`BACKED_SHARE` of the hit's content words, and their
-    characters, shared per cited id (:func:`_snapshot_view`), come to at least that share of the
-    hit's length: a Snapshot that lists each word once (a vocabulary) holds the words, not the text.
+    :data:`BACKED_SHARE` of the hit's content words, and their size (content-word occurrences,
+    :func:`conformance.provenance.text_size`), shared per cited id (:func:`_snapshot_view`), comes
+    to at least that share of the hit's: a Snapshot that lists each word once (a vocabulary), or
+    pads a word with spaces, holds the words, not the text.
     """
-    words_by, chars_by = view
-    missing, related, chars, seen = [], set(), 0.0, set()
+    words_by, size_by = view
+    missing, related, size, seen = [], set(), 0.0, set()
     # A hit citing nothing (a system without provenance) must be backed by the Snapshot as a whole.
     for source in hit.source_ids or (WHOLE,):
         session = ledger.session_of.get(source, source)
@@ -309,10 +330,10 @@ def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
         related |= words_by[key]
         if key not in seen:
             seen.add(key)
-            chars += chars_by[key]
+            size += size_by[key]
     words = content_words(hit.text)
     unbacked = bool(words) and not missing and (len(words & related) < BACKED_SHARE * len(words)
-                                                or chars < BACKED_SHARE * len(hit.text))
+                                                or size < BACKED_SHARE * text_size(hit.text))
     return missing, unbacked
 
 
@@ -436,7 +457,7 @@ def apply_state_audit(records: list[dict]) -> dict | None:
             seen = latest.setdefault(r["scenario_id"], {})
             found = set(r["audit"]["found"])
             seen.update((s, s in found) for s in r["audit"]["probed"])
-            r.update(method="audit", storage_tokens=None, items=None,
+            r.update(method="audit", storage_tokens=None, items=None, partial_sessions=None,
                      stored_sessions=sorted(s for s, ok in seen.items() if ok), audited_sessions=sorted(seen))
     return summary
 

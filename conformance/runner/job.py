@@ -42,6 +42,8 @@ from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, run_corpus
 from conformance.backend.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
+from conformance.scoring.causes import system_causes
+from conformance.scoring.pairwise import compare_systems
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.instrument import GENERATED, instrument_checks
 from conformance.scoring.privacy import breach_note, scope_breach_rate
@@ -443,6 +445,8 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
                                              noise_floor=noise, measurement=suite.measurement,
                                              series=suite.series, notes=notes, judging=judging,
                                              state_audit=audit,
+                                             failure_causes=system_causes(rows[system.label], recs, gold,
+                                                                          sessions_of),
                                              findings=provenance_findings(
                                                  [r for r in recs if r["kind"] == "probe"], config.budget_tokens,
                                                  {r["session_id"] for r in recs if r["kind"] == "store"}),
@@ -497,7 +501,8 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
     checks = instrument_checks(results, generated=all(read_header(p).source.startswith(GENERATED) for p in fixtures),
                                hard_gate=gate.is_hard)
     doc = ResultDocument(receipt=receipt, systems=results, complete=not faults, errors=faults, spend=spend,
-                         oracle_ceiling=ceiling, instrument_checks=checks)
+                         oracle_ceiling=ceiling, instrument_checks=checks,
+                         comparisons=compare_systems(suites, [s.label for s in systems if s.kind != "control"]))
     doc._rows = rows  # per-probe rows for in-process callers (difficulty audit); never serialised
     return doc
 

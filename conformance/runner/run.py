@@ -379,9 +379,11 @@ def _memory_state(system, namespace: str, state: _ScenarioState, config: RunConf
             state.token_cache[key] = count_tokens(item.text, config.encoding)
         tokens += state.token_cache[key]
     # Carried provenance: an item's citation of a session counts when its text carries a message of it.
-    stored = state.ledger.carried_sessions(system.label, items)
+    carried = state.ledger.carried_messages(system.label, items)
+    stored = {state.ledger.session_of[m] for m in carried}
     return {"method": "snapshot", "storage_tokens": tokens, "items": len(items),
-            "stored_sessions": sorted(stored), "_items": items}
+            "stored_sessions": sorted(stored), "partial_sessions": state.ledger.partial_sessions(carried),
+            "_items": items}
 
 
 def _marker_probe(system, namespace: str, state: _ScenarioState, config: RunConfig, where: str,

@@ -333,6 +333,14 @@ def paired_suite(a: SuiteResult, b: SuiteResult, names: Sequence[str] = PAIRED_M
 
 def _breakdowns(out: SuiteResult, rows: Sequence[ProbeRow], paradigm_of: Mapping[str, str], boot: _Boot) -> None:
     headline = [r for r in rows if not r.abstention and r.correct is not None]
+    # Headline accuracy's replicates on the shared count matrix, for the pairwise comparison
+    # (the published accuracy metric itself comes from score_system: same value).
+    boot.ensure("accuracy.ok", "accuracy.n")
+    for r in headline:
+        boot.add("accuracy.ok", r.scenario_id, float(r.correct))
+        boot.add("accuracy.n", r.scenario_id, 1.0)
+    boot.value("accuracy", ["accuracy.ok", "accuracy.n"], lambda s: _div(s["accuracy.ok"], s["accuracy.n"]),
+               len(headline), "no scored probes")
     for label, key in (("accuracy_by_paradigm", lambda r: paradigm_of.get(r.scenario_id)),
                        ("accuracy_by_horizon", lambda r: r.horizon)):
         groups = sorted({k for r in headline if (k := key(r))})

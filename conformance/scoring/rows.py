@@ -21,7 +21,7 @@ from typing import Any
 from conformance.contract.answer_text import last_option_in, normalize_answer
 from conformance.contract.gold import GoldFile, GoldProbe
 
-__all__ = ["ProbeRow", "build_probe_rows"]
+__all__ = ["ProbeRow", "build_probe_rows", "cited_ids", "stale_in_budget"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,16 @@ def _covered(evidence: list[str], source_ids: set[str], sessions: Mapping[str, s
     return covered
 
 
+def cited_ids(hit: Mapping[str, Any]) -> list[str]:
+    """The message or session ids a hit record is credited with: its carried ids
+    (:mod:`conformance.provenance`; records written before that rule keep their ``source_ids``),
+    plus, under the summary gate (DRIFT §5.2), the messages a carried summary ``covers``."""
+    ids = hit["carried"] if "carried" in hit else hit["source_ids"]
+    if not hit.get("covers"):
+        return list(ids)
+    return [*ids, *hit["covers"]] if "carried" not in hit or hit["carried"] else list(ids)
+
+
 def _recall(record: Mapping[str, Any], probe: GoldProbe, sessions: Mapping[str, str],
             where: str) -> tuple[float | None, bool | None]:
     """(recall@k, all evidence inside the budget) for one record, or (None, None)."""
@@ -99,18 +109,8 @@ def _recall_counts(record: Mapping[str, Any], probe: GoldProbe, sessions: Mappin
         # One hit without provenance makes coverage unknowable: never guess.
         return None, None, None
     evidence = list(dict.fromkeys(probe.evidence))
-
-    def cited(hit: Mapping[str, Any]) -> list[str]:
-        # Carried provenance (conformance.provenance): only the messages the hit's text carries;
-        # records written before the rule have no "carried" and keep their citations.
-        ids = hit["carried"] if "carried" in hit else hit["source_ids"]
-        if not hit.get("covers"):
-            return list(ids)
-        # Under the summary gate a hit citing a summary also covers the messages it kept.
-        return [*ids, *hit["covers"]] if "carried" not in hit or hit["carried"] else list(ids)
-
-    all_ids = {sid for hit in hits for sid in cited(hit)}
-    budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in cited(hit)}
+    all_ids = {sid for hit in hits for sid in cited_ids(hit)}
+    budget_ids = {sid for hit in hits if hit.get("in_budget") for sid in cited_ids(hit)}
     covered = len(_covered(evidence, all_ids, sessions, where))
     in_budget = len(_covered(evidence, budget_ids, sessions, where)) == len(evidence)
     return covered / len(evidence), in_budget, covered
@@ -130,6 +130,12 @@ def _deprecated(record: Mapping[str, Any], probe: GoldProbe) -> bool | None:
     stale = set(probe.stale)
     budget_texts = [hit.get("text") or "" for hit in record.get("hits") or [] if hit.get("in_budget")]
     return not any(last_option_in(text, known) in stale for text in budget_texts)
+
+
+def stale_in_budget(record: Mapping[str, Any], probe: GoldProbe) -> bool:
+    """True when some in-budget hit still asserts one of the probe's stale answers (see
+    :func:`_deprecated`); False for probes with no stale answer."""
+    return bool(probe.stale) and not _deprecated(record, probe)
 
 
 def _leaked(answer: str | None, probe: GoldProbe, gold: GoldFile | None) -> bool | None:

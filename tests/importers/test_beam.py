@@ -14,9 +14,11 @@ from click.testing import CliRunner
 
 from conformance.contract.corpus import iter_fixture, read_gold, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
-from conformance.cli.import_ import import_beam_cmd as cli_command
+from conformance.cli.import_ import importer_command
 from conformance.importers.beam import ABILITIES, ISSUE_KINDS, decode_column, import_beam
 from conformance.importers.report import SourceFormatError
+
+cli_command = importer_command("beam")
 
 
 def _datasets_dir() -> Path:

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.cli.export import export_guide_cmd as export_command
-from conformance.cli.import_ import import_guide_cmd as import_command
+from conformance.cli.import_ import importer_command
 from conformance.contract.corpus import Selection, iter_fixture, read_gold, read_header, select_fixtures, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
-from conformance.importers import guide
+from conformance.importers.guide import keys as guide
 from conformance.importers.guide import (
     ISSUE_KINDS,
     export_guide,
@@ -27,6 +27,8 @@ from conformance.importers.guide import (
 )
 from conformance.importers.quality import QUALITY_KINDS
 from conformance.importers.report import SourceFormatError, format_report
+
+import_command = importer_command("guide")
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES, GOLD = REPO / "fixtures", REPO / "gold"

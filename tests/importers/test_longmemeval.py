@@ -18,12 +18,14 @@ from hypothesis import given
 from conformance.contract.corpus import iter_fixture, read_gold, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.importers import longmemeval as lme
-from conformance.cli.import_ import import_longmemeval_cmd as cli_command
+from conformance.cli.import_ import importer_command
 from conformance.importers.longmemeval import format_report, import_longmemeval, parse_lme_date
 from conformance.importers.report import SourceFormatError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 from fuzzkit import BAD_IDS, assert_parses_or_located, dump_json, fuzz, mutated_bytes, mutated_tree  # noqa: E402
+
+cli_command = importer_command("longmemeval")
 
 
 def _datasets_dir() -> Path:

@@ -1,5 +1,5 @@
-"""``report RESULT --html --markdown``: writes the files; a bad result exits 2 naming
-the file and the first failing field."""
+"""``report RESULT [--html] [--markdown]``: writes the files, or prints the table; a bad result
+exits 2 naming the file and the first failing field."""
 
 from __future__ import annotations
 
@@ -34,12 +34,13 @@ def test_writes_html_and_markdown(tmp_path, doc):
     assert (tmp_path / "r.html").read_bytes() == first
 
 
-def test_an_output_is_required(tmp_path, doc):
+def test_without_an_output_the_table_is_printed(tmp_path, doc):
     result = tmp_path / "result.json"
     result.write_text(doc.model_dump_json())
     out = invoke(result)
-    assert out.exit_code == 2
-    assert "--html" in out.output and "--markdown" in out.output
+    assert out.exit_code == 0, out.output
+    assert "drift-conformance:" in out.output and "keyword" in out.output
+    assert not list(tmp_path.glob("*.html")) and not list(tmp_path.glob("*.md"))
 
 
 @pytest.mark.parametrize("content, needles", [

@@ -179,6 +179,22 @@ class VocabularySnapshot(Overlap):
         return [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))] if docs else []
 
 
+class PadsVocabulary(Overlap):
+    """Keeps and answers like Overlap; its Snapshot is the vocabulary (one item citing every
+    message) plus, per message, one of its words and a run of spaces as long as the message
+    (bench/attacks/pad_vocab): o200k encodes long runs of spaces in a token or two, so the pads
+    lent each message its length for almost no storage while the vocabulary held every word."""
+
+    def snapshot(self, namespace):
+        docs = self.docs[namespace]
+        if not docs:
+            return []
+        vocab = dict.fromkeys(w for _, _, text, _ in docs for w in sorted(content_words(text)))
+        items = [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))]
+        return items + [SnapshotItem(f"pad-{mid}", (sorted(content_words(text)) or ["x"])[0] + " " * len(text), (mid,))
+                        for mid, _, text, _ in docs]
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 
