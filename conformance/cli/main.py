@@ -134,8 +134,8 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     if ctx.invoked_subcommand is not None:
         return
     from conformance.runner.job import scored_anything
-    from conformance.runner.run import RunConfig
     from conformance.contract.corpus import Selection
+    from conformance.runner.run import RunConfig
 
     fixtures_dir, gold_dir = corpus_folders(fixtures, gold)
     selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
