@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, content_terms,
+from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, carries, content_terms,
                                     content_words, snapshot_backing, text_size,
                                     words_and_size)
 
@@ -366,6 +366,19 @@ def _uncited_overreach(items, hits) -> tuple[int, int] | None:
     return None if covered >= BACKED_SHARE * total else (total, covered)
 
 
+def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
+    """Whether an audit probe's hit brings the probed session's content back: its text holds half
+    the sampled message's other half (:class:`AuditSentence`), and it carries a message of the
+    session, by citation, or, for a hit that carries nothing it cites (it cites nothing, or cites
+    what its text does not hold), by content alone: citing another session does not hide content."""
+    words = hit.words or content_words(hit.text)
+    if len(words & rest) * 2 < len(rest):
+        return False
+    if any(ledger.session_of[m] == session for m in hit.carried):
+        return True
+    return not hit.carried and any(carries(words, ledger.words_of[m]) for m in ledger.messages_of[session])
+
+
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                      asked: Mapping[str, list[OwnedHit]], marker_held: Iterable[str] | None = None) -> dict:
     """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
@@ -397,8 +410,7 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     for session in sorted(asked, key=ledger.order.index):
         owned, rest = asked[session], ledger.sentences[session].rest
         probed.append(session)
-        if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
-               and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
+        if any(_finds(hit, session, rest, ledger) for hit in owned):
             found.append(session)
             if session not in held:
                 hidden.append(session)
