@@ -22,9 +22,9 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
     import json
 
     from conformance.report.difficulty import audit
+    from conformance.contract.corpus import Selection
     from conformance.runner.job import run
     from conformance.runner.request import RunRequest
-    from conformance.runner.run import Selection
 
     fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
     doc, rows_of = run(RunRequest(adapters=["recent", "keyword"], fixtures_dir=fixtures_dir, gold_dir=gold_dir,

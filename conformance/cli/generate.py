@@ -91,9 +91,10 @@ def _generate_with_llm(fixtures_dir: Path, gold_dir: Path, seed: int, synth_mode
     target untouched), then the same sessions again from memory into the target."""
     import tempfile
 
-    from conformance.llm.budget import Budget
-    from conformance.llm.client import AnthropicClient
-    from conformance.llm.errors import BudgetSpent
+    from drift_sdk.llm.budget import Budget
+    from drift_sdk.llm.client import AnthropicClient
+    from drift_sdk.llm.errors import BudgetSpent
+
     from conformance.world.llm_synthesis import PROMPT_VERSION, LLMSynthesizer, ledger_fields, reasons_text
 
     client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),

@@ -185,8 +185,9 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
     private corpus lives until ``stack`` closes."""
     from conformance.llm.settings import llm_settings
     from conformance.runner.job import load_known_bad
+    from conformance.contract.corpus import Selection
     from conformance.runner.request import RunRequest
-    from conformance.runner.run import RunConfig, Selection
+    from conformance.runner.run import RunConfig
 
     fixtures_dir, gold_dir = folders
     selection = Selection(patterns=tuple(o.scenario), paradigms=tuple(o.paradigm), horizons=tuple(o.horizon),
@@ -212,7 +213,7 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
 def _sealed(fixtures_dir: Path, gold_dir: Path, selection, stack: contextlib.ExitStack, log):
     """``--sealed-holdout``: (fixtures, gold, selection, receipt block) of the corpus with the
     sealed holdout generated from DRIFT_HOLDOUT_SEED; the secret itself is dropped here."""
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
     from conformance.world.sealed import read_secret, sealed_corpus, seed_fingerprint
 
     secret = read_secret()
@@ -231,7 +232,7 @@ def _run_with_progress(request, log, show: bool):
     """:func:`conformance.runner.job.run` under a progress bar (on stderr, unless ``--quiet``)."""
     from conformance.runner.job import run
     from conformance.runner.run import Progress as RunProgress
-    from conformance.runner.run import select_fixtures
+    from conformance.contract.corpus import select_fixtures
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=not show, transient=True) as bar:

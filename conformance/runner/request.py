@@ -8,9 +8,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, InstanceOf
 
 from conformance.backend.client import Deadlines
+from conformance.contract.corpus import Selection
 from conformance.llm.settings import LLMSettings
 from conformance.runner.budget_gate import HARD, BudgetGate
-from conformance.runner.run import RunConfig, Selection
+from conformance.runner.run import RunConfig
 
 __all__ = ["RunRequest"]
 
@@ -50,7 +51,7 @@ class RunRequest(BaseModel):
     """A system label of this run: adds ``paired_vs_baseline``."""
     isolation: str | None = None
     """``"docker"`` or ``"process"``: overrides the mode each adapter spec implies, controls
-    included (``conformance.runner.systems.plan_adapter``); None: as the specs imply."""
+    included (``conformance.backend.systems.plan_adapter``); None: as the specs imply."""
     sealed_holdout: dict | None = None
     """``{"seed_sha256", "scenarios"}`` when the corpus carries a sealed holdout
     (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed."""
