@@ -87,6 +87,7 @@ class _GateType(click.ParamType):
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
 @click.option("--json", "as_json", envvar="DRIFT_JSON", is_flag=True, help="Print result.json to stdout instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
+@click.option("--wide", is_flag=True, help="Print every table in full (about 200 columns) instead of the compact one.")
 @click.option("--compare", "compare_with", type=click.Path(dir_okay=False, path_type=Path), metavar="BASELINE",
               help="Gate this run against a committed baseline (as `compare`): exit 0 pass, 1 regression, "
                    "2 inconclusive.")
@@ -143,7 +144,7 @@ def main(ctx, **options):
     with contextlib.ExitStack() as stack:
         request = _run_request(o, folders, stack, log)
         doc, _ = _run_with_progress(request, log, show)
-    _publish(doc, o.out, o.as_json)
+    _publish(doc, o.out, o.as_json, o.wide)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
         plural = "s" if len(doc.errors) != 1 else ""
@@ -228,18 +229,63 @@ def _sealed(fixtures_dir: Path, gold_dir: Path, selection, stack: contextlib.Exi
     return fixtures_dir, gold_dir, selection, sealed
 
 
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class _LogLines:
+    """Progress for a log without a TTY (CI): one line per finished scenario pass, with the
+    elapsed time and an ETA from the mean time per scenario so far."""
+
+    def __init__(self, total: int | None):
+        import time
+
+        self.total, self.started_at, self.clock = total, time.monotonic(), time.monotonic
+        self.current: tuple[str, int] | None = None
+        self.done = 0
+
+    def finish(self) -> None:
+        if self.current is None:
+            return
+        self.done += 1
+        elapsed = self.clock() - self.started_at
+        of = f"/{self.total}" if self.total else ""
+        eta = ""
+        if self.total and self.done < self.total:
+            eta = f", ETA {_clock(elapsed / self.done * (self.total - self.done))}"
+        err.print(f"scenario {self.done}{of} {self.current[0]} done: {self.current[1]} sessions, "
+                  f"elapsed {_clock(elapsed)}{eta}", highlight=False, markup=False, soft_wrap=True)
+        self.current = None
+
+    def scenario_started(self, scenario: str, sessions: int) -> None:
+        self.finish()
+        self.current = (scenario, sessions)
+
+
 def _run_with_progress(request, log, show: bool):
-    """:func:`conformance.runner.job.run` under a progress bar (on stderr, unless ``--quiet``)."""
+    """:func:`conformance.runner.job.run` under a progress bar on stderr (a TTY), one line per finished
+    scenario (a log: CI), or silently (``--quiet``)."""
+    from rich.progress import TimeRemainingColumn
+
+    from conformance.contract.corpus import select_fixtures
     from conformance.runner.job import run
     from conformance.runner.run import Progress as RunProgress
-    from conformance.contract.corpus import select_fixtures
 
+    total = (len(select_fixtures(request.fixtures_dir, request.selection)[0])
+             if request.fixtures_dir.is_dir() else None)
+    total = total * request.repeats if total is not None else None
+    if show and not err.is_terminal:
+        lines = _LogLines(total)
+        try:
+            return run(request, log=log, progress=RunProgress(scenario_started=lines.scenario_started,
+                                                              session_done=lambda: None))
+        finally:
+            lines.finish()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, disable=not show, transient=True) as bar:
-        total = (len(select_fixtures(request.fixtures_dir, request.selection)[0])
-                 if request.fixtures_dir.is_dir() else None)
-        scenarios_task = bar.add_task("scenarios", total=total)
-        sessions_task = bar.add_task("sessions", total=None)
+                  TextColumn("ETA"), TimeRemainingColumn(), console=err, disable=not show, transient=True) as bar:
+        scenarios_task = bar.add_task("starting adapters", total=total)
+        sessions_task = bar.add_task("sessions", total=None, visible=False)
         started: list[str] = []
 
         def scenario_started(scenario: str, sessions: int) -> None:
@@ -247,13 +293,13 @@ def _run_with_progress(request, log, show: bool):
                 bar.advance(scenarios_task)
             started.append(scenario)
             bar.update(scenarios_task, description=f"scenario {scenario}")
-            bar.reset(sessions_task, total=sessions, description="sessions")
+            bar.reset(sessions_task, total=sessions, description="sessions", visible=True)
 
         return run(request, log=log, progress=RunProgress(scenario_started=scenario_started,
                                                           session_done=lambda: bar.advance(sessions_task)))
 
 
-def _publish(doc, out_path: Path | None, as_json: bool) -> None:
+def _publish(doc, out_path: Path | None, as_json: bool, wide: bool = False) -> None:
     """Write result.json and print it (``--json``) or the table."""
     from conformance.report.table import render
 
@@ -268,8 +314,8 @@ def _publish(doc, out_path: Path | None, as_json: bool) -> None:
     else:
         console = Console()
         if not console.is_terminal:
-            console = Console(width=160)  # logs and CI: wide enough for every column
-        render(type(doc).model_validate_json(text), console)  # the redacted document
+            console = Console(width=250 if wide else 100)  # logs and CI: no terminal to measure
+        render(type(doc).model_validate_json(text), console, wide=wide)  # the redacted document
         if out_path:
             err.print(f"wrote {out_path}")
 
