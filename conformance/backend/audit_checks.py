@@ -10,7 +10,9 @@ adapter on a small synthetic corpus before any run (docs/audit.md, docs/add-your
   dated "now" fail);
 - ``stored_findable``: what Store claims is findable: each Snapshot item through a Retrieve of
   its own words, and with no Snapshot, a Store that reports items must return something;
-- ``scopes_honoured``: with ``scopes`` claimed, another entity's private message never comes back.
+- ``scopes_honoured``: with ``scopes`` claimed, another entity's private message never comes back;
+- ``usage_valid``: the LLM usage Store and Retrieve replies report is made of non-negative integers
+  of a believable size (a negative count would refund token cost never spent).
 
 Registered into :data:`conformance.backend.checks.CHECKS` on import (checks.py imports this).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from conformance.backend import checks as c
+from conformance.backend.client import checked_usage
 from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing
 from drift_sdk.types import Message, Session
 
@@ -231,5 +234,36 @@ def check_scopes_honoured(h: c.Harness) -> c.CheckResult:
                   for hit in h.retrieve(ns, query, querying_entity="alice"))
         return c._pass(name, "bob never got alice's private message" + ("; alice did" if own else
                                                                           " (alice did not get it back either)"))
+    finally:
+        h.cleanup(ns)
+
+
+@c._check("usage_valid")
+def check_usage_valid(h: c.Harness) -> c.CheckResult:
+    """Every Store and Retrieve reply's usage is valid as the runner counts it
+    (:func:`conformance.backend.client.checked_usage`): each field a non-negative integer of at
+    most a billion. The runner records any other value as a contract violation and counts it as 0."""
+    name = "usage_valid"
+    usages = getattr(h.target, "usages", None)
+    if usages is None:
+        return c._skip(name, "this target does not expose reply usage")
+    ns = h.namespace(name)
+    corpus = c.synthetic_corpus("usg")
+    start = len(usages)
+    try:
+        h.load(ns, corpus)
+        for m in corpus.messages[:4]:
+            h.retrieve(ns, m.query)
+        mine = usages[start:]
+        problems = {}
+        for call, usage in mine:
+            for line in checked_usage(usage)[1]:
+                problems.setdefault(f"{call} {line.split(' (')[0]}", line)
+        if problems:
+            return c._fail(name, f"invalid LLM usage in {len(mine)} replies: "
+                                 f"{'; '.join(f'{k.split()[0]} {v}' for k, v in problems.items())}: the runner "
+                                 "records it as a contract violation")
+        spent = sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for _, u in mine)
+        return c._pass(name, f"{len(mine)} Store/Retrieve replies, usage valid ({spent} LLM tokens reported)")
     finally:
         h.cleanup(ns)

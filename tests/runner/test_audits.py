@@ -213,6 +213,20 @@ def test_a_packed_hit_credits_only_what_lies_before_the_budget_cut(tmp_path, mon
     assert any("longer than the whole 1200-token budget" in line for line in doc.systems["packed"].findings)
 
 
+def test_negative_llm_usage_refunds_no_token_cost(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.RefundsUsage("refunds"))
+    assert value(doc, "refunds", "accuracy") == value(doc, "honest", "accuracy")
+    for metric in ("token_cost_per_session", "tes", "drift_e"):
+        assert value(doc, "refunds", metric) == pytest.approx(value(doc, "honest", metric)), metric
+    notes = doc.systems["refunds"].notes
+    for field in ("Store usage input_tokens is negative", "Retrieve usage output_tokens is not an integer",
+                  "Retrieve usage llm_calls is absurd"):
+        assert any(note.startswith(f"contract violation: {field} in ") for note in notes), (field, notes)
+    stores = [r for r in dishonest.records_of(doc, "refunds") if r["kind"] == "store"]
+    assert stores and all(r["usage"]["input_tokens"] == 0 and r["violations"] for r in stores)
+    assert not any(note.startswith("contract violation") for note in doc.systems["honest"].notes)
+
+
 def naive_accuracy(doc, system):
     return dishonest.naive_accuracy(doc, system, SCENARIOS)
 
