@@ -36,7 +36,7 @@ from functools import lru_cache
 import snowballstemmer
 
 __all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
-           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing"]
+           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "backing_problems"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words, and of its characters, that the Snapshot items citing its
@@ -155,6 +155,38 @@ def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: 
             out.add(message_id)
             spent |= fresh
     return [m for m in cited if m in out]
+
+
+def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[str, set[str]], Mapping[str, float]],
+                     session_of) -> tuple[list[str], bool, bool]:
+    """How a Snapshot fails to back one hit: ``(missing, few_words, short)``.
+
+    ``view``: :func:`snapshot_backing`'s ``(words_by, chars_by)``; ``session_of(id)``: the
+    session of a message id (itself for a session id). A cited id is backed by the items citing
+    it, else by those citing its session; an id backed by neither is ``missing``. A hit citing
+    nothing is backed by the whole Snapshot (:data:`WHOLE`). Over the backing items:
+    ``few_words`` when they hold less than :data:`BACKED_SHARE` of the hit's content words,
+    ``short`` when their characters (shared per cited id) come to less than that share of the
+    hit's. Both False for a hit without content words. The state audit and ``check-adapter``
+    both judge hits with this function.
+    """
+    words_by, chars_by = view
+    missing, related, chars, seen = [], set(), 0.0, set()
+    for source in tuple(source_ids) or (WHOLE,):
+        session = session_of(source)
+        key = source if source in words_by else session if session in words_by else None
+        if key is None:
+            if source != WHOLE:  # an empty Snapshot backs no uncited text: unbacked, not a missing id
+                missing.append(source)
+            continue
+        related |= words_by[key]
+        if key not in seen:
+            seen.add(key)
+            chars += chars_by[key]
+    words = content_words(text)
+    if not words:
+        return missing, False, False
+    return missing, len(words & related) < BACKED_SHARE * len(words), chars < BACKED_SHARE * len(text)
 
 
 WHOLE = ""

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 
 from conformance.backend import checks as c
 from conformance.backend.client import checked_usage
-from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing
+from conformance.provenance import BACKED_SHARE, backing_problems, content_terms, content_words, snapshot_backing
 from drift_sdk.types import Message, Session
 
 BUDGET_TOKENS = 1200
@@ -53,7 +53,12 @@ _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
     """Source id (message or its session) -> (content words, characters) of the items citing it,
     read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
-    return snapshot_backing(items, lambda item: content_words(item.text), lambda source: source.rsplit("-m", 1)[0])
+    return snapshot_backing(items, lambda item: content_words(item.text), _session_of)
+
+
+def _session_of(source: str) -> str:
+    """The session of a synthetic corpus id (``<tag>-s<i>-m<j>`` -> ``<tag>-s<i>``; a session id is its own)."""
+    return source.rsplit("-m", 1)[0]
 
 
 @c._check("snapshot_consistent")
@@ -73,25 +78,21 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
         items = _snapshot_or_none(h, ns)
         if items is None:
             return c._skip(name, _NO_SNAPSHOT)
-        held, chars_by = _snapshot_words(items)
+        view = _snapshot_words(items)
         known = corpus.ids  # an id never stored is provenance_ids' finding
         unsupported, unbacked, short, hits = [], [], [], 0
         for m in corpus.messages:
             for hit in h.retrieve(ns, m.query):
                 hits += 1
-                missing = [s for s in hit.source_ids if s not in held and s in known]
+                # The state audit's own judgement (a message id is backed by the items citing it or its session).
+                missing, few_words, too_short = backing_problems(hit.source_ids, hit.text, view, _session_of)
+                missing = [s for s in missing if s in known]
                 if missing:
                     unsupported.append(missing[0])
-                    continue
-                words = content_words(hit.text)
-                related = set().union(*(held[s] for s in hit.source_ids if s in held))
-                if words and len(words & related) < BACKED_SHARE * len(words):
+                elif few_words:
                     unbacked.append(hit.text[:50])
-                    continue
-                # A Snapshot listing each word once holds the words, not the text: the items citing
-                # a hit's sources must also hold about as many characters as the hit shows.
-                keys = {s if s in held else s.rsplit("-m", 1)[0] for s in hit.source_ids if s in held}
-                if hit.text and sum(chars_by[key] for key in keys) < BACKED_SHARE * len(hit.text):
+                elif too_short:
+                    # A Snapshot listing each word once holds the words, not the text.
                     short.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "

@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, content_terms,
+from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, content_terms,
                                     content_words, snapshot_backing)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
@@ -302,28 +302,14 @@ def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
     Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
-    :data:`BACKED_SHARE` of the hit's content words, and their
-    characters, shared per cited id (:func:`_snapshot_view`), come to at least that share of the
-    hit's length: a Snapshot that lists each word once (a vocabulary) holds the words, not the text.
+    :data:`BACKED_SHARE` of the hit's content words, and their characters, shared per cited id
+    (:func:`_snapshot_view`), come to at least that share of the hit's length: a Snapshot that
+    lists each word once (a vocabulary) holds the words, not the text
+    (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
     """
-    words_by, chars_by = view
-    missing, related, chars, seen = [], set(), 0.0, set()
-    # A hit citing nothing (a system without provenance) must be backed by the Snapshot as a whole.
-    for source in hit.source_ids or (WHOLE,):
-        session = ledger.session_of.get(source, source)
-        key = source if source in words_by else session if session in words_by else None
-        if key is None:
-            if source != WHOLE:  # an empty Snapshot backs no uncited text: unbacked, not a missing id
-                missing.append(source)
-            continue
-        related |= words_by[key]
-        if key not in seen:
-            seen.add(key)
-            chars += chars_by[key]
-    words = content_words(hit.text)
-    unbacked = bool(words) and not missing and (len(words & related) < BACKED_SHARE * len(words)
-                                                or chars < BACKED_SHARE * len(hit.text))
-    return missing, unbacked
+    missing, few_words, short = backing_problems(hit.source_ids, hit.text, view,
+                                                 lambda source: ledger.session_of.get(source, source))
+    return missing, not missing and (few_words or short)
 
 
 _SEGMENT = re.compile(r"[.!?;\n]+")

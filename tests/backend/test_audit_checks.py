@@ -147,3 +147,19 @@ def test_negative_usage_fails_usage_valid_naming_the_field():
     assert audits(Honest())["usage_valid"][0] == "PASS"
     result, detail = audits(RefundsUsage())["usage_valid"]
     assert result == "FAIL" and "Store usage input_tokens is negative (-500" in detail, detail
+
+
+class SessionSnapshot(Honest):
+    """Honest hits citing message ids; the Snapshot is one verbatim item per session citing the
+    session id. The runner's audit backs each hit by its message's session: so must check-adapter."""
+
+    def snapshot(self, namespace):
+        sessions: dict[str, list] = {}
+        for d in self.spaces[namespace]:
+            sessions.setdefault(d[0].rsplit("-m", 1)[0], []).append(d)
+        return [MemoryItem(s, "\n".join(d[1] for d in docs), (s,), docs[-1][2]) for s, docs in sessions.items()]
+
+
+def test_a_snapshot_citing_sessions_backs_hits_citing_their_messages():
+    result, detail = audits(SessionSnapshot())["snapshot_consistent"]
+    assert result == "PASS", detail
