@@ -36,7 +36,8 @@ from functools import lru_cache
 import snowballstemmer
 
 __all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
-           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "backing_problems"]
+           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "text_size", "words_and_size",
+           "backing_problems"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words, and of its characters, that the Snapshot items citing its
@@ -161,17 +162,17 @@ def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[s
                      session_of) -> tuple[list[str], bool, bool]:
     """How a Snapshot fails to back one hit: ``(missing, few_words, short)``.
 
-    ``view``: :func:`snapshot_backing`'s ``(words_by, chars_by)``; ``session_of(id)``: the
+    ``view``: :func:`snapshot_backing`'s ``(words_by, size_by)``; ``session_of(id)``: the
     session of a message id (itself for a session id). A cited id is backed by the items citing
     it, else by those citing its session; an id backed by neither is ``missing``. A hit citing
     nothing is backed by the whole Snapshot (:data:`WHOLE`). Over the backing items:
     ``few_words`` when they hold less than :data:`BACKED_SHARE` of the hit's content words,
-    ``short`` when their characters (shared per cited id) come to less than that share of the
-    hit's. Both False for a hit without content words. The state audit and ``check-adapter``
+    ``short`` when their size (:func:`text_size`, shared per cited id) comes to less than that
+    share of the hit's. Both False for a hit without content words. The state audit and ``check-adapter``
     both judge hits with this function.
     """
-    words_by, chars_by = view
-    missing, related, chars, seen = [], set(), 0.0, set()
+    words_by, size_by = view
+    missing, related, size, seen = [], set(), 0.0, set()
     for source in tuple(source_ids) or (WHOLE,):
         session = session_of(source)
         key = source if source in words_by else session if session in words_by else None
@@ -182,37 +183,53 @@ def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[s
         related |= words_by[key]
         if key not in seen:
             seen.add(key)
-            chars += chars_by[key]
+            size += size_by[key]
     words = content_words(text)
     if not words:
         return missing, False, False
-    return missing, len(words & related) < BACKED_SHARE * len(words), chars < BACKED_SHARE * len(text)
+    return missing, len(words & related) < BACKED_SHARE * len(words), size < BACKED_SHARE * text_size(text)
 
 
 WHOLE = ""
 """The :func:`snapshot_backing` key of the whole Snapshot (never a message or session id)."""
 
 
-def snapshot_backing(items, words_of, session_of) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """What a Snapshot backs, per source id: ``(words_by, chars_by)``.
+def words_and_size(text: str) -> tuple[frozenset[str], int]:
+    """``(content_words(text), text_size(text))`` from one pass over the text."""
+    terms = content_terms(text)
+    return frozenset(_stem(word) for word in terms), len(terms)
+
+
+def text_size(text: str) -> int:
+    """How much text a Snapshot item or a hit shows: its content-word occurrences
+    (:func:`content_terms`, repeats counted). Whitespace, punctuation and function words count
+    nothing, so padding lends no size: a run of spaces is one or two o200k tokens of storage."""
+    return len(content_terms(text))
+
+
+def snapshot_backing(items, words_of, session_of, size_of=None) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """What a Snapshot backs, per source id: ``(words_by, size_by)``.
 
     ``items``: objects with ``text`` and ``source_ids``; ``words_of(item)``: its content words;
-    ``session_of(id)``: the session of a message id (itself for a session id). For each id an
-    item cites, and that id's session: the union of the citing items' words, and their
-    characters, each item's length shared equally among the distinct ids it cites (an item
-    citing every message holds, per message, its length over their number). :data:`WHOLE`
-    holds every item's words and full length: what backs a hit that cites nothing.
+    ``session_of(id)``: the session of a message id (itself for a session id); ``size_of(item)``:
+    its :func:`text_size` (default computed; callers that see an item at every checkpoint pass a
+    cached one). For each id an item cites, and that id's session: the union of the citing
+    items' words, and their size, each item's size shared equally among the distinct ids it cites
+    (an item citing every message holds, per message, its size over their number). :data:`WHOLE`
+    holds every item's words and full size: what backs a hit that cites nothing.
     """
+    size_of = size_of or (lambda item: text_size(item.text))
     words_by: dict[str, set[str]] = {}
-    chars_by: dict[str, float] = {}
+    size_by: dict[str, float] = {}
     for item in items:
         words = words_of(item)
         sources = set(item.source_ids)
-        share = len(item.text) / max(1, len(sources))
+        size = size_of(item)
+        share = size / max(1, len(sources))
         for source in sources:
             for key in {source, session_of(source)}:
                 words_by.setdefault(key, set()).update(words)
-                chars_by[key] = chars_by.get(key, 0.0) + share
+                size_by[key] = size_by.get(key, 0.0) + share
         words_by.setdefault(WHOLE, set()).update(words)
-        chars_by[WHOLE] = chars_by.get(WHOLE, 0.0) + len(item.text)
-    return words_by, chars_by
+        size_by[WHOLE] = size_by.get(WHOLE, 0.0) + size
+    return words_by, size_by

@@ -51,7 +51,7 @@ _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 
 
 def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """Source id (message or its session) -> (content words, characters) of the items citing it,
+    """Source id (message or its session) -> (content words, size) of the items citing it,
     read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
     return snapshot_backing(items, lambda item: content_words(item.text), _session_of)
 
@@ -64,8 +64,9 @@ def _session_of(source: str) -> str:
 @c._check("snapshot_consistent")
 def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
     """Every hit's source ids are among the Snapshot's, and the Snapshot items citing them hold
-    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its characters (an
-    item's characters shared equally among the ids it cites)."""
+    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its size (content-word
+    occurrences, :func:`conformance.provenance.text_size`; an item's size shared equally among
+    the ids it cites)."""
     name = "snapshot_consistent"
     if not h.claims("snapshot"):
         return c._skip(name, "Describe does not claim snapshot: the runner measures storage by marker probes")
@@ -92,7 +93,8 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                 elif few_words:
                     unbacked.append(hit.text[:50])
                 elif too_short:
-                    # A Snapshot listing each word once holds the words, not the text.
+                    # A Snapshot listing each word once (or padding a word with spaces) holds the words,
+                    # not the text.
                     short.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "

@@ -40,8 +40,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, content_terms,
-                                    content_words, snapshot_backing)
+from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
+                                    content_terms, content_words, snapshot_backing, words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -108,7 +108,7 @@ class MessageLedger:
     """The scenario's probe questions so far, in first-asked order (the audit probes' frames)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
-    item_words: dict[tuple[str, str, bytes], frozenset[str]] = field(default_factory=dict)
+    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int]] = field(default_factory=dict)
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -200,11 +200,19 @@ class MessageLedger:
         times += [self.time_of[s] for s in source_ids if s in self.messages_of and s in carried_sessions]
         return max(times, key=_instant) if times else ""
 
-    def words_of_item(self, label: str, item) -> frozenset[str]:
+    def _item(self, label: str, item) -> tuple[frozenset[str], int]:
         key = (label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in self.item_words:
-            self.item_words[key] = content_words(item.text)
+            self.item_words[key] = words_and_size(item.text)
         return self.item_words[key]
+
+    def words_of_item(self, label: str, item) -> frozenset[str]:
+        """A Snapshot item's content words (cached by system, item id and text)."""
+        return self._item(label, item)[0]
+
+    def size_of_item(self, label: str, item) -> int:
+        """A Snapshot item's :func:`conformance.provenance.text_size` (cached like its words)."""
+        return self._item(label, item)[1]
 
     def carried_messages(self, label: str, items) -> set[str]:
         """Messages some Snapshot item cites (by message or session id) and carries."""
@@ -292,19 +300,21 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(words per covered id, characters per covered id) of a Snapshot
-    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words)."""
+    """(words per covered id, size per covered id) of a Snapshot
+    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words and sizes)."""
     return snapshot_backing(items, lambda item: ledger.words_of_item(label, item),
-                            lambda source: ledger.session_of.get(source, source))
+                            lambda source: ledger.session_of.get(source, source),
+                            lambda item: ledger.size_of_item(label, item))
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
     Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
-    :data:`BACKED_SHARE` of the hit's content words, and their characters, shared per cited id
-    (:func:`_snapshot_view`), come to at least that share of the hit's length: a Snapshot that
-    lists each word once (a vocabulary) holds the words, not the text
+    :data:`BACKED_SHARE` of the hit's content words, and their size (content-word occurrences,
+    :func:`conformance.provenance.text_size`), shared per cited id (:func:`_snapshot_view`), comes
+    to at least that share of the hit's: a Snapshot that lists each word once (a vocabulary), or
+    pads a word with spaces, holds the words, not the text
     (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
     """
     missing, few_words, short = backing_problems(hit.source_ids, hit.text, view,
@@ -341,6 +351,19 @@ def _uncited_overreach(items, hits) -> tuple[int, int] | None:
     return None if covered >= BACKED_SHARE * total else (total, covered)
 
 
+def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
+    """Whether an audit probe's hit brings the probed session's content back: its text holds half
+    the sampled message's other half (:class:`AuditSentence`), and it carries a message of the
+    session, by citation, or, for a hit that carries nothing it cites (it cites nothing, or cites
+    what its text does not hold), by content alone: citing another session does not hide content."""
+    words = hit.words or content_words(hit.text)
+    if len(words & rest) * 2 < len(rest):
+        return False
+    if any(ledger.session_of[m] == session for m in hit.carried):
+        return True
+    return not hit.carried and any(carries(words, ledger.words_of[m]) for m in ledger.messages_of[session])
+
+
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                      asked: Mapping[str, list[OwnedHit]], marker_held: Iterable[str] | None = None) -> dict:
     """Audit one system's memory state at one checkpoint; returns the ``audit`` block of its state record.
@@ -372,8 +395,7 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     for session in sorted(asked, key=ledger.order.index):
         owned, rest = asked[session], ledger.sentences[session].rest
         probed.append(session)
-        if any(len(content_words(hit.text) & rest) * 2 >= len(rest)
-               and any(ledger.session_of[m] == session for m in hit.carried) for hit in owned):
+        if any(_finds(hit, session, rest, ledger) for hit in owned):
             found.append(session)
             if session not in held:
                 hidden.append(session)

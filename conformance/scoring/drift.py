@@ -488,8 +488,9 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
         return
     out.measurement["selectivity"] = ("snapshot provenance" if methods == {"snapshot"}
                                       else "state audit (the Snapshot failed it): over the sessions the audit "
-                                           "probed, a session counts as stored when Retrieve of its sampled "
-                                           "sentence returns a hit carrying it" if methods == {"audit"}
+                                           "probed, a signal session counts as stored when Retrieve of its sampled "
+                                           "sentence brings its content back, and no noise session counts as "
+                                           "dropped (a failed audit cannot establish forgetting)" if methods == {"audit"}
                                       else "marker probing (adapter has no Snapshot): a session counts as stored "
                                            "when Retrieve of its marker returns it, or the state audit's question "
                                            "about one of its messages (asked among the real probes) brings it back")
@@ -516,7 +517,9 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
                 n += 1
                 if tier == "noise":
                     boot.add(names[1], scenario, 1.0)
-                    boot.add(names[0], scenario, float(session_id not in stored))
+                    # A failed audit establishes what is held, never what was dropped: no credit
+                    # for forgetting (at most what storing everything gets, 0.5).
+                    boot.add(names[0], scenario, float(audited is None and session_id not in stored))
                 else:
                     boot.add(names[3], scenario, 1.0)
                     boot.add(names[2], scenario, float(session_id in stored))

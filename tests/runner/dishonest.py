@@ -179,6 +179,51 @@ class VocabularySnapshot(Overlap):
         return [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))] if docs else []
 
 
+class PadsVocabulary(Overlap):
+    """Keeps and answers like Overlap; its Snapshot is the vocabulary (one item citing every
+    message) plus, per message, one of its words and a run of spaces as long as the message
+    (bench/attacks/pad_vocab): o200k encodes long runs of spaces in a token or two, so the pads
+    lent each message its length for almost no storage while the vocabulary held every word."""
+
+    def snapshot(self, namespace):
+        docs = self.docs[namespace]
+        if not docs:
+            return []
+        vocab = dict.fromkeys(w for _, _, text, _ in docs for w in sorted(content_words(text)))
+        items = [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))]
+        return items + [SnapshotItem(f"pad-{mid}", (sorted(content_words(text)) or ["x"])[0] + " " * len(text), (mid,))
+                        for mid, _, text, _ in docs]
+
+
+class LaundersCitations(Overlap):
+    """Keeps and answers like Overlap; its Snapshot holds the signal sessions verbatim (it is told
+    which) plus one "laundry" item, the vocabulary of every other message, citing one held session;
+    a hit from a session it does not show cites that held session instead (bench/attacks/
+    cite_launder): every hit was backed and no unheld session was ever "found" by the audit probes,
+    which credited only a hit citing the probed session."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def _anchor(self, namespace):
+        return next((sid for _, sid, _, _ in self.docs[namespace] if sid in self.signal), None)
+
+    def snapshot(self, namespace):
+        docs, anchor = self.docs[namespace], self._anchor(namespace)
+        if anchor is None:
+            return super().snapshot(namespace)
+        items = [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in docs if sid in self.signal]
+        vocab = dict.fromkeys(w for _, sid, text, _ in docs if sid not in self.signal for w in sorted(content_words(text)))
+        return items + ([SnapshotItem("laundry", " ".join(vocab), (anchor,))] if vocab else [])
+
+    def hits(self, namespace, probe, k):
+        anchor, out = self._anchor(namespace), []
+        for mid, sid, text, ts in self.ranked(namespace, probe.query, k):
+            out.append(RetrievedHit(text, 1.0, (mid,) if anchor is None or sid in self.signal else (anchor,), ts))
+        return out
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 
