@@ -173,6 +173,22 @@ def test_audit_probes_read_like_the_scenario_questions_and_sit_among_them():
     assert len(frames) > 5  # many frames, not one phrase to match
 
 
+def test_no_audit_probe_asks_only_words_of_one_stored_message():
+    # bench/attacks/audit_sniff: real questions never have all their content words in one message;
+    # each audit probe keeps a content word of its frame question, so it does not either.
+    from conformance.contract.corpus import iter_fixture
+    from conformance.contract.fixture import SessionLine
+    from conformance.provenance import content_words
+
+    for scenario in SCENARIOS:
+        stored = [content_words(m.text) for line in iter_fixture(REPO / "fixtures" / f"{scenario}.jsonl")
+                  if isinstance(line, SessionLine) for m in line.messages]
+        queries = [p.query for _, schedule in scheduled(scenario) for s, p in schedule if s is not None]
+        assert queries
+        whole = [q for q in queries if any(content_words(q) <= words for words in stored)]
+        assert not whole, (scenario, len(whole), len(queries), whole[:3])
+
+
 def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
     before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"), dishonest.VocabularySnapshot("vocab"),
                  audit=False)
