@@ -105,7 +105,7 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                                  f"messages (first: {unbacked[0]!r}); the runner would not use the Snapshot")
         if short:
             return c._fail(name, f"{len(short)} of {hits} hits are longer than the Snapshot items citing the same "
-                                 f"messages (fewer than {BACKED_SHARE:.0%} of the hit's characters; first: "
+                                 f"messages (fewer than {BACKED_SHARE:.0%} of the hit's content words, repeats counted; first: "
                                  f"{short[0]!r}): the Snapshot understates storage, and the runner would not "
                                  "use it")
         return c._pass(name, f"{hits} hits, every source id and its text held by the Snapshot")
