@@ -33,7 +33,7 @@ from conformance.answer.tokens import count_tokens  # noqa: E402
 from conformance.importers.locomo import import_locomo  # noqa: E402
 from conformance.llm.answer import ANSWER_SYSTEM_PROMPT  # noqa: E402
 from conformance.llm.judge import JUDGE_SYSTEM_PROMPT  # noqa: E402
-from conformance.llm.prices import PRICES  # noqa: E402
+from drift_sdk.llm.prices import PRICES  # noqa: E402
 from conformance.llm.settings import llm_settings  # noqa: E402
 from conformance.runner.job import run_job  # noqa: E402
 

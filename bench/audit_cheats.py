@@ -23,7 +23,7 @@ import dishonest  # noqa: E402
 from _common import host_line  # noqa: E402
 
 from conformance.runner import job  # noqa: E402
-from conformance.runner.run import Selection, select_fixtures  # noqa: E402
+from conformance.contract.corpus import Selection, select_fixtures  # noqa: E402
 
 REPO = HERE.parent
 AUDIT = job.apply_state_audit

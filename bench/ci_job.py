@@ -56,7 +56,7 @@ def _child(out_path: Path, cli_args: list[str]) -> None:
     import conformance.cli as cli
     import conformance.runner.job as job
     import conformance.runner.run as run
-    from conformance.runner.systems import RemoteSystem
+    from conformance.backend.systems import RemoteSystem
 
     spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import corpus_counts, host_line  # noqa: E402
 
 from conformance import paths  # noqa: E402
-from conformance.runner.run import Selection, select_fixtures  # noqa: E402
+from conformance.contract.corpus import Selection, select_fixtures  # noqa: E402
 
 
 def _command(adapter: str, records: Path) -> list[str]:

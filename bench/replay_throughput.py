@@ -40,10 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import corpus_counts, host_line  # noqa: E402
 
 from conformance import paths  # noqa: E402
-from conformance.contract.corpus import iter_fixture, write_fixture  # noqa: E402
+from conformance.contract.corpus import Selection, iter_fixture, select_fixtures, write_fixture  # noqa: E402
 from conformance.contract.fixture import CheckpointLine  # noqa: E402
-from conformance.runner.run import RunConfig, Selection, run_corpus, select_fixtures  # noqa: E402
-from conformance.runner.systems import open_system  # noqa: E402
+from conformance.runner.run import RunConfig, run_corpus  # noqa: E402
+from conformance.backend.systems import open_system  # noqa: E402
 
 
 def _store_only_copy(fixture: Path, folder: Path) -> Path:

@@ -11,7 +11,7 @@ taken in one run).
 What is timed, per call, with ``time.perf_counter_ns`` around it:
 
 - **harness**: ``RemoteSystem.store`` / ``RemoteSystem.retrieve``, the very calls the runner
-  makes (``conformance.runner.systems``). With ``--server process`` (default) the system is
+  makes (``conformance.backend.systems``). With ``--server process`` (default) the system is
   the ``none`` adapter started by ``open_system("none", isolation="process")``: its own
   virtualenv, process and cgroup, loopback gRPC. With ``--server thread`` it is the same
   ``NoneBackend`` class served by ``drift_sdk.server.build_server`` in this process,
@@ -60,7 +60,7 @@ from conformance import paths  # noqa: E402
 from conformance.backend.client import BackendClient, Deadlines, session_to_proto, store_request  # noqa: E402
 from conformance.contract.corpus import fixture_files, iter_fixture  # noqa: E402
 from conformance.contract.fixture import CheckpointLine, SessionLine  # noqa: E402
-from conformance.runner.systems import RemoteSystem, open_system  # noqa: E402
+from conformance.backend.systems import RemoteSystem, open_system  # noqa: E402
 from drift_sdk.server import MAX_MESSAGE_BYTES, build_server, session_from_proto  # noqa: E402
 from drift_sdk.v1 import memory_backend_pb2 as pb  # noqa: E402
 

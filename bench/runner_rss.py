@@ -174,7 +174,7 @@ class NullSystem:
     supports_snapshot = True
 
     def __init__(self):
-        from conformance.runner.systems import RetrieveOutcome, StoreOutcome
+        from conformance.backend.systems import RetrieveOutcome, StoreOutcome
 
         self._store, self._retrieve = StoreOutcome, RetrieveOutcome
         self.describe = {"name": "null", "capabilities": {"provenance": True, "snapshot": True}}
@@ -319,7 +319,8 @@ def child(args) -> None:
         import tracemalloc
 
         tracemalloc.start(args.trace_depth)
-    from conformance.runner.run import RunConfig, run_corpus, select_fixtures
+    from conformance.runner.run import RunConfig, run_corpus
+    from conformance.contract.corpus import select_fixtures
 
     fixtures_dir, gold_dir, records = Path(args.fixtures), Path(args.gold), Path(args.records)
     snaps: dict[str, str] = {}

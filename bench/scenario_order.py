@@ -27,7 +27,7 @@ from conformance.contract.corpus import fixture_files, read_header  # noqa: E402
 from conformance.paths import data_root  # noqa: E402
 from conformance.runner.records import RecordWriter, iter_records  # noqa: E402
 from conformance.runner.run import RunConfig, run_scenario  # noqa: E402
-from conformance.runner.systems import close_systems, open_systems  # noqa: E402
+from conformance.backend.systems import close_systems, open_systems  # noqa: E402
 
 TARGET = 1.5
 

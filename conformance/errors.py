@@ -3,14 +3,13 @@
 The CLI prints such an error's message (which names the file, line, field, adapter or
 call) and exits with its ``exit_code`` (2), without a traceback. Anything else is a bug: one
 line, exit 2 as well, its traceback under ``-v`` (conformance/cli/common.py).
+:class:`DriftError` is defined in the SDK (:mod:`drift_sdk.errors`) so that the LLM client's
+errors derive from it too.
 """
 
+from drift_sdk.errors import DriftError
 
-class DriftError(Exception):
-    """An error with a message a person can act on."""
-
-    #: The CLI's exit code for it (1 is the gate's regression, never an error's).
-    exit_code = 2
+__all__ = ["DriftError", "Interrupted"]
 
 
 class Interrupted(DriftError):

@@ -7,7 +7,10 @@ CLI finds them from any working directory.
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -45,3 +48,17 @@ def schema_dir() -> Path:
 def cache_dir() -> Path:
     """Per-user cache (adapter virtualenvs, token files): ``$DRIFT_CACHE_DIR`` or ``~/.cache/drift-conformance``."""
     return Path(os.environ.get("DRIFT_CACHE_DIR", Path.home() / ".cache" / "drift-conformance"))
+
+
+@contextmanager
+def cache_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created, with its folders) for the ``with``
+    block: two runs building the same cache entry (an adapter virtualenv, an image) wait for
+    each other instead of building it twice."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -114,7 +114,7 @@ def budget_cut(text: str, budget_tokens: int, encoding: str) -> str:
     """
     if len(text) <= budget_tokens:
         return text
-    from conformance.answer.tokens import encoding as load
+    from drift_sdk.tokens import encoding as load
 
     enc = load(encoding)
     tokens = enc.encode(text, disallowed_special=())

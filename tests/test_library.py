@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from conformance.runner.job import run_job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.answer.reader import answer_probe, build_context
+from conformance.backend.systems import RetrievedHit
+from conformance.contract.answer_text import normalize_answer
 from conformance.contract.corpus import fixture_files, iter_fixture, read_gold
 from conformance.contract.fixture import CheckpointLine, Probe, SessionLine
-from conformance.runner.systems import RetrievedHit
-from conformance.scoring.rows import normalize_answer
 
 #: Large enough that every evidence set fits: answerability is about content, not budget.
 _UNBOUNDED_TOKENS = 10**9

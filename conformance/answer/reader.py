@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from fractions import Fraction
 
 from conformance.answer.tokens import DEFAULT_ENCODING, count_tokens
+from conformance.contract.answer_text import last_option_in, option_pattern
 
 UNKNOWN = "unknown"
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -75,21 +76,6 @@ def _parse_time(value: str) -> datetime:
     except ValueError:
         return _OLDEST
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-def _pattern(option: str) -> re.Pattern[str]:
-    # Whole words or phrases only: "Rome" must not match inside "Romeo".
-    return re.compile(r"(?<!\w)" + re.escape(option) + r"(?!\w)", re.IGNORECASE)
-
-
-def last_option_in(text: str, options: list[str]) -> str | None:
-    """The option whose last mention ends latest in ``text``; None if none is named."""
-    best, best_pos = None, -1
-    for option in options:
-        for match in _pattern(option).finditer(text):
-            if match.end() > best_pos:
-                best, best_pos = option, match.end()
-    return best
 
 
 def answer_closed(options: list[str], context: list[ContextHit]) -> str:
@@ -233,7 +219,7 @@ def answer_temporal(target: str, unit: str, options: list[str], asked_at: str,
     asked = _timestamp(asked_at)
     if asked is None or unit not in UNIT_SECONDS:
         return unknown
-    pattern = _pattern(target.strip())
+    pattern = option_pattern(target.strip())
     earliest: datetime | None = None
     for hit in context:
         if not hit.in_budget or pattern.search(hit.text) is None:

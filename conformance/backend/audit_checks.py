@@ -126,7 +126,7 @@ def check_provenance_carried(h: c.Harness) -> c.CheckResult:
     by_id = {m.message_id: m for m in corpus.messages}
     times = {msg.message_id: msg.timestamp for s in corpus.sessions for msg in s.messages}
     times.update((s.session_id, s.time) for s in corpus.sessions)
-    from conformance.answer.tokens import count_tokens
+    from drift_sdk.tokens import count_tokens
 
     try:
         h.load(ns, corpus)

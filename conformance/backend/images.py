@@ -25,7 +25,6 @@ never needs it.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -34,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +40,7 @@ import drift_sdk
 from conformance.backend.manifest import AdapterManifest
 from conformance.backend.venvs import SDK_REQUIREMENTS, looks_offline
 from conformance.errors import DriftError
-from conformance.paths import cache_dir
+from conformance.paths import cache_dir, cache_lock
 
 LABEL_PREFIX = "org.drift-conformance"
 INPUTS_LABEL = f"{LABEL_PREFIX}.inputs-sha256"
@@ -217,17 +215,6 @@ def existing_image(client, name: str) -> AdapterImage:
     return AdapterImage(name, image.id, _labels(image).get(INPUTS_LABEL), manifest_of(image, name))
 
 
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # two runs building the same image wait for each other
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def ensure_image(client, folder: Path, manifest: AdapterManifest, tag: str = "latest", log=None,
                  force: bool = False) -> AdapterImage:
     """``drift-adapter-NAME:TAG`` built from ``folder``, reused when its inputs hash matches.
@@ -238,7 +225,7 @@ def ensure_image(client, folder: Path, manifest: AdapterManifest, tag: str = "la
     name = image_name(manifest.name, tag)
     files = context_files(folder)
     digest = inputs_hash(files)
-    with _locked(cache_dir() / "images" / f"{manifest.name}-{tag}.lock"):
+    with cache_lock(cache_dir() / "images" / f"{manifest.name}-{tag}.lock"):
         image = find_image(client, name)
         if image is not None and not force and _labels(image).get(INPUTS_LABEL) == digest:
             return AdapterImage(name, image.id, digest, manifest)

@@ -9,7 +9,6 @@ importable there.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import platform
@@ -20,12 +19,11 @@ import sys
 import threading
 import time
 import venv
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
 import drift_sdk
-from conformance.paths import cache_dir
+from conformance.paths import cache_dir, cache_lock
 from conformance.errors import DriftError
 
 #: What the SDK needs at run time; resolved together with the adapter's own pins.
@@ -49,17 +47,6 @@ _OFFLINE = re.compile(
 def looks_offline(pip_output: str) -> bool:
     """True when pip failed because no package index could be reached (tests then skip)."""
     return bool(_OFFLINE.search(pip_output))
-
-
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # two runs building the same env wait for each other
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _requirement_lines(requirements: bytes) -> list[str]:
@@ -147,7 +134,7 @@ def cached_venv(env_dir: Path, pip_args: list[str], what: str, log=None, cwd: Pa
     if done.exists():
         return python, False
     # The file lock first, then a build slot: a thread waiting for a lock holds no slot.
-    with _locked(env_dir.with_suffix(".lock")), _BUILDS:
+    with cache_lock(env_dir.with_suffix(".lock")), _BUILDS:
         if done.exists():
             return python, False
         shutil.rmtree(env_dir, ignore_errors=True)
@@ -207,7 +194,7 @@ def sdk_path() -> Path:
         digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
     target = cache_dir() / "sdk" / digest.hexdigest()[:12]
     if not (target / ".complete").exists():
-        with _locked(target.with_suffix(".lock")):
+        with cache_lock(target.with_suffix(".lock")):
             if not (target / ".complete").exists():
                 shutil.rmtree(target, ignore_errors=True)
                 for path in files:

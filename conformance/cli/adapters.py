@@ -12,7 +12,7 @@ from conformance.cli.common import Command
 def list_adapters():
     """List the built-in adapters: name, kind, how verified (live, fake-service), description."""
     from conformance.backend.manifest import load_manifest
-    from conformance.runner.systems import available_adapters
+    from conformance.backend.systems import available_adapters
 
     names = available_adapters()
     width = max((len(n) for n in names), default=0)

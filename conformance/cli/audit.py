@@ -32,7 +32,7 @@ def sample_cmd(result: Path, n: int, out: Path, key: Path, seed: int) -> None:
     # set each line's human_verdict to "correct" or "incorrect", then:
     drift-conformance audit score audit.jsonl --key audit-key.json --out audit-score.json
     """
-    from conformance.llm.audit import sample_audit
+    from conformance.report.audit import sample_audit
 
     written = sample_audit(result, n, out, key, seed)
     click.echo(f"wrote {written} items to {out} (label human_verdict) and the key to {key} (do not open it while "
@@ -47,7 +47,7 @@ def sample_cmd(result: Path, n: int, out: Path, key: Path, seed: int) -> None:
               help="Write the agreement figures as JSON here (`report RESULT --audit FILE` shows them).")
 def score_cmd(audit: Path, key: Path, out: Path | None) -> None:
     """Judge-human agreement overall, per system and per grading method, with 95% intervals."""
-    from conformance.llm.audit import format_audit, refuse_overwrite, score_audit
+    from conformance.report.audit import format_audit, refuse_overwrite, score_audit
 
     if out is not None:
         refuse_overwrite(out, "--out", {"the labelled audit file": audit, "the key": key})

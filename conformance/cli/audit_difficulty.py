@@ -23,7 +23,7 @@ def audit_difficulty(fixtures_dir, gold_dir, split, include_holdout, out_path, r
 
     from conformance.report.difficulty import audit
     from conformance.runner.job import run_job
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
     fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
     doc = run_job(["recent", "keyword"], fixtures_dir, gold_dir, records_dir=records_dir,

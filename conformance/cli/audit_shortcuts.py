@@ -45,7 +45,7 @@ def audit_shortcuts(fixtures_dir, gold_dir, split, include_holdout, train_seed, 
     from conformance.contract.corpus import fixture_files, read_header, write_fixture, write_gold
     from conformance.report import shortcuts as S
     from conformance.runner.job import run_job
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
     from conformance.world.generator import build_scenario
     from conformance.world.scenario import load_scenarios
 

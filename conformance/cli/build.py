@@ -24,7 +24,7 @@ def build_cmd(name, tag, force, quiet):
     """Build the container image of an adapter (from its folder's Dockerfile)."""
     from conformance.backend.images import connect, ensure_image
     from conformance.backend.manifest import load_manifest
-    from conformance.runner.systems import resolve_adapter_folder
+    from conformance.backend.systems import resolve_adapter_folder
 
     folder = resolve_adapter_folder(name)
     manifest = load_manifest(folder)

@@ -23,7 +23,7 @@ _STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
 def _skips_for(spec: str) -> dict[str, str]:
     """``check_skips`` of the adapter's manifest (none for grpc://: there is no manifest)."""
     from conformance.backend.manifest import load_manifest
-    from conformance.runner.systems import resolve_adapter_folder
+    from conformance.backend.systems import resolve_adapter_folder
 
     if spec.startswith("grpc://"):
         return {}
@@ -50,7 +50,7 @@ def _run(spec: str, as_json: bool, quiet: bool) -> int:
     from conformance.backend.checks import ClientTarget, passed, run_checks
     from conformance.backend.client import Deadlines
     from conformance.runner.run import RunConfig
-    from conformance.runner.systems import open_system
+    from conformance.backend.systems import open_system
 
     err = Console(stderr=True)
     log = (lambda msg: err.print(Text(msg, style="dim"))) if not quiet else (lambda msg: None)

@@ -29,7 +29,7 @@ def export_guide_cmd(fixtures_dir: Path | None, gold_dir: Path | None, split: tu
     """Export scenarios as the comparison guide's JSONL cases (gold answers and evidence
     included; corpus-only fields in 'drift' objects, so importing the file restores them)."""
     from conformance.importers.guide import export_selection
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
     selection = Selection(patterns=tuple(scenario), splits=tuple(split), include_holdout=include_holdout)
     written = export_selection(fixtures_dir, gold_dir, out_path, selection)

@@ -65,9 +65,9 @@ def generate(fixtures_dir, gold_dir, seed, check, synthesizer, synth_model, allo
         if not synth_model or budget_usd is None:
             raise Failure("--synthesizer llm needs --synth-model (a dated model id, e.g. claude-haiku-4-5-20251001) "
                           "and --budget-usd (the most it may spend, in USD; cached answers cost nothing)")
-        from conformance.llm.budget import Budget
-        from conformance.llm.client import AnthropicClient
-        from conformance.llm.errors import BudgetSpent
+        from drift_sdk.llm.budget import Budget
+        from drift_sdk.llm.client import AnthropicClient
+        from drift_sdk.llm.errors import BudgetSpent
         from conformance.world.llm_synthesis import PROMPT_VERSION, LLMSynthesizer, ledger_fields, reasons_text
 
         client = AnthropicClient(synth_model, allow_alias=allow_alias, budget=Budget(str(budget_usd)),

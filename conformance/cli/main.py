@@ -134,7 +134,8 @@ def main(ctx, adapter, isolation, fixtures, gold, scenario, paradigm, horizon, s
     if ctx.invoked_subcommand is not None:
         return
     from conformance.runner.job import scored_anything
-    from conformance.runner.run import RunConfig, Selection
+    from conformance.contract.corpus import Selection
+    from conformance.runner.run import RunConfig
 
     fixtures_dir, gold_dir = corpus_folders(fixtures, gold)
     selection = Selection(patterns=tuple(scenario), paradigms=tuple(paradigm), horizons=tuple(horizon),
@@ -210,7 +211,7 @@ def _run_with_progress(adapters, fixtures_dir, gold_dir, selection, config, reco
                        baseline_system, isolation, show, sealed, more):
     from conformance.runner.job import run_job
     from conformance.runner.run import Progress as RunProgress
-    from conformance.runner.run import select_fixtures
+    from conformance.contract.corpus import select_fixtures
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, disable=not show, transient=True) as bar:

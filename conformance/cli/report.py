@@ -16,9 +16,11 @@ from conformance.errors import DriftError
               help="Write a self-contained HTML report (tables, plots as inline SVG) here.")
 @click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Write a GitHub-flavoured Markdown report (tables, no plots) here.")
+@click.option("--wide", is_flag=True, help="Print every table in full (about 200 columns) instead of the compact one.")
 @click.option("--audit", "audit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Show judge-human agreement from `drift-conformance audit score ... --out PATH`.")
-def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, audit_path: Path | None) -> None:
+def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, wide: bool,
+               audit_path: Path | None) -> None:
     """Render a result.json as a readable report (the terminal table when no file is asked for).
 
     \b
@@ -34,7 +36,7 @@ def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None,
 
         from conformance.report.table import render
 
-        render(doc, Console())
+        render(doc, Console(), wide=wide)
         return
     audit = files.load_audit(audit_path) if audit_path is not None else None
     if audit is not None and audit.get("run_id") != doc.receipt.config.get("run_id"):

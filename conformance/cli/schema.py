@@ -26,7 +26,7 @@ def schema(out_dir, check, check_compat):
     import json
 
     from conformance.contract.compat import breaking_changes
-    from conformance.contract.schemas import VERSION_KEY, history_name, render_schemas
+    from conformance.cli.schemas import VERSION_KEY, history_name, render_schemas
 
     def version_key(version: str) -> tuple:
         return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in str(version).split("."))
@@ -56,7 +56,7 @@ def schema(out_dir, check, check_compat):
             version = current.get(VERSION_KEY)
             if version is None:
                 problems.append(f"{name}: no {VERSION_KEY!r} key; give its model a *_SCHEMA_VERSION constant "
-                                f"(conformance/contract/schemas.py)")
+                                f"(conformance/cli/schemas.py)")
                 continue
             prefix = f"{name.removesuffix('.schema.json')}.v"  # result.schema.json -> result.v<version>.json
             snapshots = {p.name[len(prefix):-len(".json")]: p for p in history.glob(f"{prefix}*.json")}

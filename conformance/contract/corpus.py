@@ -6,10 +6,12 @@ Everything written here is canonical JSON (sorted keys, compact separators, UTF-
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -213,6 +215,16 @@ def fixture_files(fixtures_dir: Path) -> list[Path]:
     return sorted(Path(fixtures_dir).glob("*.jsonl"))
 
 
+def file_sha256(path: Path) -> tuple[str, int]:
+    """(hex SHA-256, size in bytes) of a file, read in chunks."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
 def fixtures_hash(fixtures_dir: Path, gold_dir: Path) -> str:
     """SHA-256 over sorted gold files then sorted fixture files, names included.
 
@@ -273,6 +285,49 @@ def gold_hash(gold_dir: Path) -> str:
     for path in sorted(Path(gold_dir).glob("*.json")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which scenarios a run covers. Empty tuples mean "no filter"."""
+
+    patterns: tuple[str, ...] = ()
+    """Globs over scenario ids."""
+    paradigms: tuple[str, ...] = ()
+    horizons: tuple[str, ...] = ()
+    """A scenario's horizon is the phase its trajectory ends in (short, medium, long)."""
+    splits: tuple[str, ...] = ()
+    include_holdout: bool = False
+    """Holdout scenarios are left out unless asked for (published runs only)."""
+
+    def describe(self) -> dict:
+        return {"scenario_patterns": list(self.patterns), "paradigms": list(self.paradigms),
+                "horizons": list(self.horizons), "splits": list(self.splits),
+                "include_holdout": self.include_holdout}
+
+
+def scenario_horizon(header: HeaderLine) -> str:
+    return header.horizons[-1].name
+
+
+def select_fixtures(fixtures_dir: Path, selection: Selection = Selection()) -> tuple[list[Path], list[str]]:
+    """Fixture files the selection keeps, and the ids of holdout scenarios it left out."""
+    kept, held_out = [], []
+    for path in fixture_files(fixtures_dir):
+        if selection.patterns and not any(fnmatch.fnmatchcase(path.stem, p) for p in selection.patterns):
+            continue
+        header = read_header(path)
+        if selection.paradigms and header.paradigm not in selection.paradigms:
+            continue
+        if selection.horizons and scenario_horizon(header) not in selection.horizons:
+            continue
+        if selection.splits and not set(selection.splits) & set(header.splits):
+            continue
+        if header.holdout and not selection.include_holdout:
+            held_out.append(header.scenario_id)
+            continue
+        kept.append(path)
+    return kept, held_out
 
 
 def validate_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:

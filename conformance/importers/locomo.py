@@ -13,7 +13,7 @@ import statistics
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from conformance.contract.corpus import write_fixture, write_gold
+from conformance.contract.corpus import file_sha256, write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine,
     EntityRef,
@@ -27,7 +27,7 @@ from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.limits import MAX_IMPORT_SOURCE_BYTES
 from conformance.importers.quality import QUALITY_KINDS, gold_quality
 from conformance.importers.registry import Importer
-from conformance.importers.report import ImportIssue, ImportReport, file_sha256, format_report
+from conformance.importers.report import ImportIssue, ImportReport, format_report
 from conformance.importers.toolkit import (
     SCENARIO_ID_CHARS,
     ReportBuilder,

@@ -13,7 +13,7 @@ measured with ``drift-conformance import locomo``; a sample of each list was rea
   every accepted variant) is not supported by its evidence messages: some number of the
   answer (a token holding a digit) occurs in none of them, or none of its content words does
   (3+ characters, not an English function word), compared after
-  :func:`~conformance.scoring.rows.normalize_answer`. An answer made only of short or function
+  :func:`~conformance.contract.answer_text.normalize_answer`. An answer made only of short or function
   words must occur as a whole phrase instead. Computed answers (a date worked
   out from "yesterday", a count) are legitimate, and are most of the list on temporal
   probes; elsewhere an item here is where to look first when the oracle ceiling is low.
@@ -91,7 +91,7 @@ from conformance.contract.fixture import Message, Probe, SessionLine
 from conformance.contract.gold import GoldProbe
 from conformance.importers import temporal
 from conformance.importers.report import ImportIssue
-from conformance.scoring.rows import contains_phrase, normalize_answer
+from conformance.contract.answer_text import contains_phrase, normalize_answer
 from drift_sdk.summary import FUNCTION_WORDS
 
 __all__ = ["QUALITY_KINDS", "MAX_ANSWER_CHARS", "gold_quality", "garbled_reason", "shape_reason",

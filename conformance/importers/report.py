@@ -8,7 +8,6 @@ written next to the corpus as ``import-report.json`` (canonical JSON, sorted key
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -69,16 +68,6 @@ class ImportReport(BaseModel):
 
     def issue_count(self) -> int:
         return sum(len(items) for items in self.issues.values())
-
-
-def file_sha256(path: Path) -> tuple[str, int]:
-    """(hex SHA-256, size in bytes) of a file, read in chunks."""
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def run_import(do_import, path: Path, out_dir: Path, unit: str = "conversation", extra=None,

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.answer.reader import UNKNOWN, last_option_in, render_line
+from conformance.answer.reader import UNKNOWN, render_line
+from conformance.contract.answer_text import last_option_in
 
 __all__ = ["ANSWER_SYSTEM_PROMPT", "ANSWER_PROMPT_VERSION", "DEFAULT_ANSWER_MAX_TOKENS", "AnswerModel",
            "render_question", "parse_answer", "prompt_sha256"]
@@ -127,8 +128,8 @@ class AnswerModel(PerReplicate):
     """Answers probes with one pinned model; one client (and response cache) per replicate.
 
     ``client_for(replicate) -> AnthropicClient`` builds the client of a replicate (1-based);
-    all share one :class:`~conformance.llm.budget.Budget`. ``answer`` raises what the
-    client raises (:class:`~conformance.llm.errors.BudgetSpent`, rate limits, ...): the
+    all share one :class:`~drift_sdk.llm.budget.Budget`. ``answer`` raises what the
+    client raises (:class:`~drift_sdk.llm.errors.BudgetSpent`, rate limits, ...): the
     runner stops the run cleanly on them, they are not a memory system's fault.
     """
 

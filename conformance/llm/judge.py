@@ -4,7 +4,7 @@
 
 1. No answer (a failed probe, or the hermetic reader's free-form null): not graded here.
 2. The normalised answer equals the gold answer or an accepted variant
-   (:func:`conformance.scoring.rows.normalize_answer`): correct, method ``exact``.
+   (:func:`conformance.contract.answer_text.normalize_answer`): correct, method ``exact``.
 3. A closed probe (options or choices) that does not match: wrong, ``exact`` (the
    answer domain is closed; no judge needed).
 4. The answer declines (:func:`declines`: "unknown", "I don't know", "not mentioned", ...):
@@ -31,9 +31,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from drift_sdk.llm.errors import LLMError
+
+from conformance.contract.answer_text import normalize_answer
 from conformance.llm.answer import PerReplicate, prompt_sha256
-from conformance.llm.errors import LLMError
-from conformance.scoring.rows import normalize_answer
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeModel", "JudgeItem", "declines", "parse_verdict", "judge_key",
            "grade_records", "JUDGMENTS_FILE", "GRADES_FILE", "ABSTENTION_REFERENCE"]
@@ -168,7 +169,7 @@ def grade_records(records: Iterable[Mapping], gold: Mapping, judge: JudgeModel |
     ``gold``: scenario id -> :class:`~conformance.contract.gold.GoldFile`. ``out_dir``: where
     ``judgments.jsonl`` (the judge's verdicts, blinded) and ``grades.jsonl`` (every grade with
     its system and probe) are written, from scratch each time (cached verdicts cost 0).
-    An :class:`~conformance.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
+    An :class:`~drift_sdk.llm.errors.LLMError` (a spent budget, a rate limit) stops judging:
     what is judged so far is kept and written, the rest stays ungraded (``correct`` None),
     and :attr:`Grading.error` says why.
     """

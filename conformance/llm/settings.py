@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from drift_sdk.llm.budget import Budget
+from drift_sdk.llm.client import AnthropicClient
+from drift_sdk.llm.errors import LLMConfigError
+
 from conformance.llm.answer import DEFAULT_ANSWER_MAX_TOKENS, AnswerModel, replicate_cache
-from conformance.llm.budget import Budget
-from conformance.llm.client import AnthropicClient
-from conformance.llm.errors import LLMConfigError
 from conformance.llm.judge import JudgeModel
 
 __all__ = ["LLMSettings", "llm_settings"]

@@ -47,9 +47,17 @@ def fmt(metric: MetricValue | None, digits: int = 3) -> str:
     return text
 
 
-def render(doc: ResultDocument, console: Console) -> None:
+def _title(doc: ResultDocument) -> str:
+    cfg, n = doc.receipt.config, len(doc.receipt.scenarios)
+    return (f"drift-conformance: {n} scenario{'' if n == 1 else 's'}, k={cfg['k']}, budget {cfg['budget_tokens']} "
+            f"tokens ({cfg['encoding']}), 95% cluster-bootstrap CI")
+
+
+def render(doc: ResultDocument, console: Console, wide: bool = False) -> None:
+    """Print a result for a terminal or a CI log: which system is better, a compact table of the
+    headline metrics (fits 80 columns: value above its interval), the failure causes, then the
+    checks, notes and audit findings. ``wide``: every table in full (about 200 columns)."""
     receipt = doc.receipt
-    cfg = receipt.config
     comparison = comparison_table(doc)
     if comparison.rows:
         better = Table(title="which system is better: systems sharing a letter are not distinguishable "
@@ -62,9 +70,33 @@ def render(doc: ResultDocument, console: Console) -> None:
         console.print(better)
         for line in comparison_lines(doc):
             console.print(escape(line), soft_wrap=True)
-    table = Table(title=f"drift-conformance: {len(receipt.scenarios)} scenarios, k={cfg['k']}, "
-                        f"budget {cfg['budget_tokens']} tokens ({cfg['encoding']}), 95% cluster-bootstrap CI",
-                  show_lines=True)
+    if wide:
+        _render_wide(doc, console)
+    else:
+        _render_compact(doc, console)
+    causes = causes_table(doc)
+    if causes.rows:
+        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
+        why.add_column("cause", no_wrap=True)
+        for label in doc.systems:
+            why.add_column(escape(label), justify="right", overflow="fold")
+        for cause, cells in causes.rows:
+            why.add_row(cause, *[c.text for c in cells])
+        console.print(why)
+    for line in failed_lines(doc.instrument_checks):
+        # Plainly, and first: a system above the oracle means the gold needs an audit.
+        console.print(f"[bold red]{escape(line)}[/bold red]")
+    for note in receipt.notes:
+        console.print(f"[bold]note:[/bold] {note}")
+    for label, result in doc.systems.items():
+        for note in result.notes:
+            console.print(f"[bold]{label}:[/bold] {note}")
+        for line in audit_lines(result):
+            console.print(f"[bold]{label}:[/bold] [red]audit finding:[/red] {escape(line)}", highlight=False)
+
+
+def _render_wide(doc: ResultDocument, console: Console) -> None:
+    table = Table(title=_title(doc), show_lines=True)
     table.add_column("system")
     for _, title in HEADLINE:
         table.add_column(title, justify="right")
@@ -115,22 +147,32 @@ def render(doc: ResultDocument, console: Console) -> None:
         for label, result in doc.systems.items():
             by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
-    causes = causes_table(doc)
-    if causes.rows:
-        why = Table(title="failure causes: probes per cause (docs/failure-causes.md)")
-        why.add_column("cause")
-        for column in causes.columns:
-            why.add_column(column, justify="right")
-        for cause, cells in causes.rows:
-            why.add_row(cause, *[c.text for c in cells])
-        console.print(why)
-    for line in failed_lines(doc.instrument_checks):
-        # Plainly, and first: a system above the oracle means the gold needs an audit.
-        console.print(f"[bold red]{escape(line)}[/bold red]")
-    for note in receipt.notes:
-        console.print(f"[bold]note:[/bold] {note}")
+
+
+COMPACT = (("drift_c", "DRIFT-C"), ("accuracy", "accuracy"), ("selectivity", "selec-\ntivity"),
+           ("storage_tokens_per_session", "stored\ntok/sess"), ("read_latency_ms_p99", "read p99\nms"))
+"""The compact table's columns (``--wide`` shows every metric)."""
+
+
+def _compact_cell(name: str, metric: MetricValue | None) -> str:
+    if metric is None or metric.value is None:
+        return "n/a"
+    d = 1 if name.endswith(("_p99", "_per_session")) else 3
+    text = f"{metric.value:.{d}f}"
+    if metric.ci95 is not None:
+        lo, hi = metric.ci95
+        text += f"\n{lo:.{min(d, 2)}f}-{hi:.{min(d, 2)}f}"
+    return text
+
+
+def _render_compact(doc: ResultDocument, console: Console) -> None:
+    table = Table(title=_title(doc) + " (all metrics: --wide, or report RESULT --html)", show_lines=True)
+    table.add_column("system", overflow="fold")
+    for _, title in COMPACT:
+        table.add_column(title, justify="right", no_wrap=True)
     for label, result in doc.systems.items():
-        for note in result.notes:
-            console.print(f"[bold]{label}:[/bold] {note}")
-        for line in audit_lines(result):
-            console.print(f"[bold]{label}:[/bold] [red]audit finding:[/red] {escape(line)}", highlight=False)
+        name = escape(f"{label} ({result.kind})" if result.kind == "control" else label)
+        if result.state_audit is not None and not result.state_audit.passed:
+            name += "\n[red]state audit failed[/red]"
+        table.add_row(name, *[_compact_cell(n, result.metrics.get(n)) for n, _ in COMPACT])
+    console.print(table)

@@ -13,31 +13,34 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
+from drift_sdk.llm.errors import LLMError
+
 from conformance.answer.tokens import encoding
 from conformance.backend.client import Deadlines
 from conformance.contract.corpus import (
+    Selection,
     corpus_version,
+    file_sha256,
     fixture_files,
     fixtures_hash,
     gold_hash,
     read_header,
     scenario_hashes,
+    select_fixtures,
     selection_hash,
     session_index,
     validate_selection,
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
-from conformance.contract.schemas import schema_versions
+from conformance.runner.formats import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
-from conformance.importers.report import file_sha256
-from conformance.llm.errors import LLMError
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
-from conformance.runner.run import Progress, RunConfig, RunSummary, Selection, run_corpus, select_fixtures
-from conformance.runner.systems import OracleSystem, close_systems, open_systems
+from conformance.runner.run import Progress, RunConfig, RunSummary, run_corpus
+from conformance.backend.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.causes import system_causes
 from conformance.scoring.pairwise import compare_systems
@@ -177,7 +180,7 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
     come from the first pass and ``noise_floor`` from the second minus the first.
     ``baseline_system`` (a system label of this run) adds ``paired_vs_baseline``.
     ``isolation`` (``"docker"`` or ``"process"``) overrides the mode each adapter spec implies,
-    controls included (``conformance.runner.systems.plan_adapter``).
+    controls included (``conformance.backend.systems.plan_adapter``).
     ``sealed_holdout`` (``{"seed_sha256", "scenarios"}``): the corpus carries a sealed
     holdout (:mod:`conformance.world.sealed`); recorded in the receipt, never the seed.
     ``concurrency``: scenarios streamed at once against the same adapter instances.

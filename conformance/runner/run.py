@@ -16,7 +16,6 @@ hits whose provenance names another entity's private message (scope breaches, §
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import math
 import threading
@@ -31,7 +30,7 @@ from pathlib import Path
 from conformance.backend.client import checked_usage
 from conformance.answer.reader import answer_probe, build_context, context_tokens
 from conformance.answer.tokens import count_tokens
-from conformance.contract.corpus import fixture_files, iter_fixture, read_header
+from conformance.contract.corpus import iter_fixture
 from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, SessionLine
 from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
@@ -66,49 +65,6 @@ class Progress:
 
     scenario_started: Callable[[str, int], None] = lambda scenario, sessions: None
     session_done: Callable[[], None] = lambda: None
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which scenarios a run covers. Empty tuples mean "no filter"."""
-
-    patterns: tuple[str, ...] = ()
-    """Globs over scenario ids."""
-    paradigms: tuple[str, ...] = ()
-    horizons: tuple[str, ...] = ()
-    """A scenario's horizon is the phase its trajectory ends in (short, medium, long)."""
-    splits: tuple[str, ...] = ()
-    include_holdout: bool = False
-    """Holdout scenarios are left out unless asked for (published runs only)."""
-
-    def describe(self) -> dict:
-        return {"scenario_patterns": list(self.patterns), "paradigms": list(self.paradigms),
-                "horizons": list(self.horizons), "splits": list(self.splits),
-                "include_holdout": self.include_holdout}
-
-
-def scenario_horizon(header: HeaderLine) -> str:
-    return header.horizons[-1].name
-
-
-def select_fixtures(fixtures_dir: Path, selection: Selection = Selection()) -> tuple[list[Path], list[str]]:
-    """Fixture files the selection keeps, and the ids of holdout scenarios it left out."""
-    kept, held_out = [], []
-    for path in fixture_files(fixtures_dir):
-        if selection.patterns and not any(fnmatch.fnmatchcase(path.stem, p) for p in selection.patterns):
-            continue
-        header = read_header(path)
-        if selection.paradigms and header.paradigm not in selection.paradigms:
-            continue
-        if selection.horizons and scenario_horizon(header) not in selection.horizons:
-            continue
-        if selection.splits and not set(selection.splits) & set(header.splits):
-            continue
-        if header.holdout and not selection.include_holdout:
-            held_out.append(header.scenario_id)
-            continue
-        kept.append(path)
-    return kept, held_out
 
 
 @dataclass

@@ -24,7 +24,7 @@ from conformance.scoring.metrics import (
     paired_vs,
     score_system,
 )
-from conformance.scoring.rows import ProbeRow, build_probe_rows, contains_phrase, normalize_answer
+from conformance.scoring.rows import ProbeRow, build_probe_rows
 
 __all__ = [
     "DEFAULT_N_BOOT",
@@ -35,10 +35,8 @@ __all__ = [
     "ProbeRow",
     "bootstrap_sums",
     "build_probe_rows",
-    "contains_phrase",
     "harmonic_mean",
     "infra_failures",
-    "normalize_answer",
     "paired_diff_ci",
     "paired_vs",
     "percentile_ci",

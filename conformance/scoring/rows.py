@@ -14,18 +14,14 @@ failed for infrastructure reasons).
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.answer.reader import last_option_in
+from conformance.contract.answer_text import last_option_in, normalize_answer
 from conformance.contract.gold import GoldFile, GoldProbe
 
-__all__ = ["ProbeRow", "build_probe_rows", "cited_ids", "contains_phrase", "normalize_answer", "stale_in_budget"]
-
-_SPACE = re.compile(r"\s+")
+__all__ = ["ProbeRow", "build_probe_rows", "cited_ids", "stale_in_budget"]
 
 
 @dataclass(frozen=True)
@@ -63,43 +59,6 @@ class ProbeRow:
     """Some gold evidence message is carried by the top k hits (None where recall is)."""
     recall_all_at_k: bool | None = None
     """Every gold evidence message is carried by the top k hits (None where recall is)."""
-
-
-def _strip_punctuation(token: str) -> str:
-    # Unicode category P* only: symbols such as "+" in "C++" or "$" stay meaningful.
-    start, end = 0, len(token)
-    while start < end and unicodedata.category(token[start]).startswith("P"):
-        start += 1
-    while end > start and unicodedata.category(token[end - 1]).startswith("P"):
-        end -= 1
-    return token[start:end]
-
-
-def normalize_answer(text: str) -> str:
-    """Canonical form of an answer or passage for exact comparison.
-
-    NFKC, casefold, then per whitespace-separated token drop leading and trailing
-    punctuation (Unicode category P*), so punctuation *inside* a word survives
-    ("don't", "e-mail", "3.5"), and join the non-empty tokens with single spaces.
-    ``normalize_answer("  Lisbon. ") == "lisbon"``.
-    """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    tokens = (_strip_punctuation(tok) for tok in _SPACE.split(folded))
-    return " ".join(tok for tok in tokens if tok)
-
-
-def contains_phrase(text: str, phrase: str) -> bool:
-    """True when ``phrase`` occurs in ``text`` as a whole word or word sequence.
-
-    Both sides go through :func:`normalize_answer`, then the phrase's tokens must be a
-    contiguous run of the text's tokens: "Lisbon" matches "I moved to Lisbon." but not
-    "Lisbonite" nor "Lisbon's" (punctuation inside a word keeps it one word). An empty
-    phrase matches nothing.
-    """
-    needle = normalize_answer(phrase)
-    if not needle:
-        return False
-    return f" {needle} " in f" {normalize_answer(text)} "
 
 
 def _is_correct(answer: str | None, probe: GoldProbe) -> bool | None:

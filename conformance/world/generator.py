@@ -45,7 +45,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from conformance import paths
-from conformance.answer.reader import last_option_in
+from conformance.contract.answer_text import last_option_in
 from conformance.contract.corpus import write_fixture, write_gold
 from conformance.contract.fixture import (
     CheckpointLine, Choice, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine, Temporal,

@@ -2,7 +2,7 @@
 
 :class:`LLMSynthesizer` implements the :class:`~conformance.world.synthesis.Synthesizer`
 protocol with one Messages API call per session (fixed prompt, temperature 0, a token cap)
-through the suite's one client (:class:`conformance.llm.client.AnthropicClient`: pinned
+through the suite's one client (:class:`drift_sdk.llm.client.AnthropicClient`: pinned
 model, response cache, spend budget). The model gets the session's participants (voice,
 formality, verbosity), the interaction pattern, the event the session must carry (value, old
 value, whether it is a private note), the values it must not write, and the template
@@ -13,7 +13,7 @@ before it is used; an answer that breaks it is replaced, for that session only, 
 template synthesizer's turns, and the fallback is counted with its reason (:attr:`stats`).
 Which turns are evidence is decided here, never taken from the model: a turn is evidence
 when it names a value of the event's attribute (an episode: its target). The checks, with
-the reader's whole-word rule (:func:`conformance.answer.reader.last_option_in`):
+the reader's whole-word rule (:func:`conformance.contract.answer_text.last_option_in`):
 
 * the answer is one JSON object ``{"turns": [{"author", "text", "private"?}]}`` (a code
   fence around it is tolerated), 1 to :data:`MAX_TURNS` turns of at most
@@ -58,8 +58,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from conformance.answer.reader import last_option_in
-from conformance.llm.client import AnthropicClient
+from drift_sdk.llm.client import AnthropicClient
+
+from conformance.contract.answer_text import last_option_in
 from conformance.world.markers import CODE_PATTERN
 from conformance.world.synthesis import EventPlan, SessionContext, TemplateSynthesizer, Turn
 
@@ -171,7 +172,7 @@ class LLMSynthesizer:
 
     Args:
         client: the :class:`AnthropicClient` (its cache makes regeneration free, its budget caps
-            the spend: :class:`~conformance.llm.errors.BudgetSpent` and the client's other errors
+            the spend: :class:`~drift_sdk.llm.errors.BudgetSpent` and the client's other errors
             propagate and stop the generation).
         fallback: the template synthesizer whose turns are the outline and the fallback
             (default: a :class:`TemplateSynthesizer`).

@@ -2,8 +2,8 @@
 bounded retries, a response cache and a spend budget: the one LLM client of drift-conformance.
 
 It lives in the SDK so that an adapter runtime (which can import only ``drift_sdk``; the
-reference compressor's LLM form uses it) and the runner (``conformance.llm`` re-exports it:
-answer model, judge, transcript synthesizer) share the same code. Standard library only;
+reference compressor's LLM form uses it) and the runner (answer model, judge, transcript
+synthesizer: they import it from here) share the same code. Standard library only;
 ``anthropic`` is imported when an :class:`AnthropicClient` is constructed.
 """
 

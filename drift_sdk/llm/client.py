@@ -14,7 +14,7 @@ are made outside the SDK's exception handlers, so they carry no SDK exception (w
 holds the key's header) as their cause or context.
 
 This package lives in the SDK so that an adapter (which can import only ``drift_sdk``) uses
-the same client as the runner; ``conformance.llm`` re-exports it. ``anthropic`` is imported
+the same client as the runner, which imports it from here. ``anthropic`` is imported
 only when a client is constructed.
 """
 

@@ -1,20 +1,16 @@
 """Errors of the LLM client. No message ever contains an API key.
 
-They share the neutral base :class:`LLMError` (an ``Exception``): the SDK imports nothing of
-the runner. drift-conformance adds its own ``DriftError`` as a further base of
-:class:`LLMError` when :mod:`conformance.llm` is imported (see :func:`add_base`), so the CLI's
-``except DriftError`` prints their message and exits 2, exactly as before the client moved here.
+They share the base :class:`LLMError`, a :class:`drift_sdk.errors.DriftError` (the class
+``conformance.errors`` names), so the CLI's ``except DriftError`` prints their message and
+exits 2.
 """
 
 from __future__ import annotations
 
-
-class _Base(Exception):
-    """Plain base of :class:`LLMError` (same layout as any ``Exception`` subclass, so another
-    such class can be added beside it by :func:`add_base`)."""
+from drift_sdk.errors import DriftError
 
 
-class LLMError(_Base):
+class LLMError(DriftError):
     """Base class of every error the LLM client raises on purpose."""
 
 
@@ -51,15 +47,3 @@ class BudgetSpent(LLMError):
 class LLMCacheWarning(UserWarning):
     """A response-cache file that cannot be used (bad JSON, wrong shape, wrong key): it is
     ignored and the call goes to the API (and rewrites the file)."""
-
-
-def add_base(base: type[Exception]) -> None:
-    """Make every :class:`LLMError` also an instance of ``base`` (a plain ``Exception``
-    subclass without ``__slots__``), so that an application's own ``except base`` catches them.
-    Idempotent. ``except`` matches on the real class hierarchy (never on ``register``), which
-    is why the base is added to :class:`LLMError` itself."""
-    if not (isinstance(base, type) and issubclass(base, Exception)):
-        raise TypeError(f"add_base needs an Exception subclass, got {base!r}")
-    if issubclass(LLMError, base):
-        return
-    LLMError.__bases__ = LLMError.__bases__ + (base,)

@@ -14,7 +14,7 @@ from drift_sdk.v1 import memory_backend_pb2 as pb
 
 def open_adapter(name: str):
     """Start a built-in adapter through the real launcher; skip when its venv cannot be built offline."""
-    from conformance.runner.systems import open_system
+    from conformance.backend.systems import open_system
 
     try:
         return open_system(name)

@@ -4,7 +4,7 @@ fake of the Anthropic Messages API.
 The fake (``tests/adapters/fake_anthropic.py``) runs in this process on loopback and answers
 graphiti's structured prompts with :func:`graphiti_responder`, a deterministic stand-in for
 the model; the adapter is started through the runner's own entry point
-(``conformance.runner.systems.open_system``) in its own virtualenv, with
+(``conformance.backend.systems.open_system``) in its own virtualenv, with
 ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` taken from ``os.environ`` (the launcher passes
 exactly the variables adapter.yaml lists under ``env``). Skips when that virtualenv cannot
 be built because no package index is reachable. ``test_live_graphiti_round_trip`` talks to

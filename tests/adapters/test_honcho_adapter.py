@@ -1,6 +1,6 @@
 """The honcho adapter (honcho-ai SDK) end to end over gRPC, against a real Honcho server.
 
-Started through the runner's own entry point (``conformance.runner.systems.open_system``),
+Started through the runner's own entry point (``conformance.backend.systems.open_system``),
 so the adapter runs as its own process in the virtualenv that ``drift-conformance
 --adapter honcho`` reuses. The server tests need a running Honcho server named by
 ``HONCHO_BASE_URL`` (adapters/honcho/README.md says how to start one on loopback) and
@@ -87,7 +87,7 @@ def test_manifest_validates_against_the_launcher_schema():
 
 @pytest.mark.slow
 def test_missing_base_url_fails_with_a_clear_error(monkeypatch):
-    from conformance.runner.systems import open_system
+    from conformance.backend.systems import open_system
 
     monkeypatch.delenv("HONCHO_BASE_URL", raising=False)
     try:

@@ -3,7 +3,7 @@
 The fake (``tests/adapters/fake_letta.py``) serves the seven HTTP endpoints the adapter
 uses, in memory, with keyword-overlap search; its shapes are those of the letta-client
 1.12.1 SDK source. The adapter is started through the runner's own entry point
-(``conformance.runner.systems.open_system``) with ``LETTA_BASE_URL`` (and
+(``conformance.backend.systems.open_system``) with ``LETTA_BASE_URL`` (and
 ``LETTA_API_KEY``) in the runner's environment, the only way they reach it (adapter.yaml
 ``env``). ``test_live_server`` runs only when ``LETTA_BASE_URL`` was already set when the
 tests started and points at something that is not this fake.

@@ -219,7 +219,7 @@ def test_end_to_end_through_the_process_launcher_over_grpc():
     from conformance.contract.fixture import Message as FixtureMessage
     from conformance.contract.fixture import Probe
     from conformance.contract.fixture import Session as FixtureSession
-    from conformance.runner.systems import open_system
+    from conformance.backend.systems import open_system
 
     try:
         system = open_system("reference-compressor")

@@ -244,7 +244,7 @@ def test_a_run_with_the_llm_reference_reports_its_form_and_its_tokens(fake, tmp_
     from adapter_harness import scoped_env
 
     from conformance.runner.job import run_job
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
     repo = FOLDER.parents[1]
     with scoped_env(VARS, **_env(fake, tmp_path)):

@@ -1,6 +1,6 @@
 """The vector adapter (MiniLM int8 ONNX + qdrant local), end to end over gRPC.
 
-Started through the runner's own entry point (``conformance.runner.systems.open_system``),
+Started through the runner's own entry point (``conformance.backend.systems.open_system``),
 so the adapter runs as its own process in the virtualenv that ``drift-conformance
 --adapter vector`` reuses. Skips when that virtualenv cannot be built because no package
 index is reachable.

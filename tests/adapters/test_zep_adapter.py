@@ -1,7 +1,7 @@
 """The zep adapter (zep-cloud SDK) end to end over gRPC, against a local fake of Zep's API.
 
 The fake (``tests/adapters/fake_zep.py``) runs in this process on loopback; the adapter is
-started through the runner's own entry point (``conformance.runner.systems.open_system``)
+started through the runner's own entry point (``conformance.backend.systems.open_system``)
 as its own process in its own virtualenv, with ``ZEP_BASE_URL`` / ``ZEP_API_KEY`` taken
 from ``os.environ`` (the launcher passes exactly the variables adapter.yaml lists under
 ``env``). Skips when that virtualenv cannot be built because no package index is

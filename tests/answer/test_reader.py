@@ -1,9 +1,10 @@
 """The context budget and the deterministic reader, checked by hand."""
 
 
-from conformance.answer.reader import answer_closed, build_context, context_tokens, last_option_in, render_line
+from conformance.answer.reader import answer_closed, build_context, context_tokens, render_line
+from conformance.contract.answer_text import last_option_in
 from conformance.answer.tokens import count_tokens
-from conformance.runner.systems import RetrievedHit
+from conformance.backend.systems import RetrievedHit
 
 OPTIONS = ["Lisbon", "Porto", "Rome", "unknown"]
 

@@ -37,8 +37,9 @@ from conformance.contract.fixture import (
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.runner.records import read_records
 from conformance.runner.run import RunConfig, run_corpus
-from conformance.runner.systems import OracleSystem, RetrieveOutcome, RetrievedHit, StoreOutcome
-from conformance.scoring import build_probe_rows, normalize_answer
+from conformance.backend.systems import OracleSystem, RetrieveOutcome, RetrievedHit, StoreOutcome
+from conformance.contract.answer_text import normalize_answer
+from conformance.scoring import build_probe_rows
 
 
 def H(text: str, timestamp: str) -> RetrievedHit:

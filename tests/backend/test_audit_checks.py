@@ -118,7 +118,7 @@ def test_an_honest_backend_passes_every_audit():
     (PacksEverything, "provenance_carried", "longer than the 1200-token budget"),
     (DatesNothingNow, "provenance_carried", "hit times not backed"),
     (DatesNothingNow, "snapshot_consistent", "Snapshot does not hold"),
-    (VocabularySnapshot, "snapshot_consistent", "repeats counted"),
+    (VocabularySnapshot, "snapshot_consistent", "content words, repeats counted"),
     (KeepsNothing, "stored_findable", "cannot be found through Retrieve"),
     (LeaksPrivate, "scopes_honoured", "bob got alice's private message"),
 ])

@@ -49,7 +49,7 @@ from conformance.backend.images import (
 from conformance.backend.manifest import AdapterManifest, load_manifest
 from conformance.backend.process import AdapterStartError
 from conformance.paths import adapters_dir
-from conformance.runner.systems import AdapterSpecError, open_system, plan_adapter
+from conformance.backend.systems import AdapterSpecError, open_system, plan_adapter
 
 REPO = Path(__file__).resolve().parents[2]
 GIB = 1 << 30

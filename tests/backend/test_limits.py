@@ -15,7 +15,7 @@ from conformance.backend import limits as limits_mod
 from conformance.backend.client import BackendCallError
 from conformance.backend.limits import CPU_PERIOD_US, GIB, CgroupLimits, cpu_shares_v1, cpu_weight_v2, host_cpus
 from conformance.contract.fixture import Message, Session
-from conformance.runner.systems import open_system
+from conformance.backend.systems import open_system
 
 T = "2026-01-01T00:00:00Z"
 

@@ -11,7 +11,7 @@ import pytest
 
 import conformance.backend.process as process
 import conformance.backend.venvs as venvs
-from conformance.runner.systems import AdapterSpecError, open_systems
+from conformance.backend.systems import AdapterSpecError, open_systems
 
 
 class _Overlap:

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.backend.manifest import ManifestError, load_manifest
 from conformance.backend.process import AdapterStartError, ProcessAdapter
-from conformance.runner.systems import AdapterSpecError, open_system, resolve_adapter_folder
+from conformance.backend.systems import AdapterSpecError, open_system, resolve_adapter_folder
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,7 @@ def test_adapter_dies_with_a_killed_runner(tmp_path):
     import time
 
     folder = make_adapter(tmp_path, PROBE_ADAPTER)
-    script = (f"from conformance.runner.systems import open_system\n"
+    script = (f"from conformance.backend.systems import open_system\n"
               f"s = open_system({str(folder)!r})\nprint(s.process.proc.pid, flush=True)\n"
               f"import time\ntime.sleep(120)\n")
     runner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.cli.schemas import VERSION_KEY, history_name, render_schemas
 from conformance.contract.compat import breaking_changes
-from conformance.contract.schemas import VERSION_KEY, history_name, render_schemas
+from conformance.runner.formats import schema_versions
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "schema"
@@ -205,6 +206,14 @@ def test_each_published_schema_has_a_version_and_a_snapshot_of_it(name):
     snapshot = json.loads((SCHEMA / "history" / history_name(name, version)).read_text(encoding="utf-8"))
     assert snapshot[VERSION_KEY] == version
     assert breaking_changes(snapshot, schema) == []
+
+
+def test_the_receipt_records_the_version_of_every_published_schema():
+    """The receipt's ``schema:<format>`` versions (runner) and the generated schemas (beside the
+    CLI) name the same formats with the same versions."""
+    generated = {name.removesuffix(".schema.json"): json.loads(text)[VERSION_KEY]
+                 for name, text in render_schemas().items()}
+    assert schema_versions() == generated
 
 
 def test_an_optional_field_added_to_the_result_is_compatible_and_its_removal_is_not():

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.backend.venvs import VenvError, cached_venv
-from conformance.contract import codegen
+from conformance.backend import codegen
 from conformance.paths import cache_dir
 from conformance.contract.fixture import Message, Session
 from drift_sdk.v1 import memory_backend_pb2 as pb
@@ -24,7 +24,7 @@ def test_stub_header_matches_the_proto_bytes():
     for name in codegen.STUB_FILES:
         first = (codegen.STUB_DIR / name).read_text().splitlines()[0]
         assert digest in first, f"{name} was generated from another version of the proto; run " \
-                                f"`python -m conformance.contract.codegen`"
+                                f"`python -m conformance.backend.codegen`"
 
 
 @pytest.mark.slow
@@ -36,7 +36,7 @@ def test_regenerated_stubs_equal_the_committed_ones(tmp_path):
     codegen.generate(tmp_path, python=python)
     for name in codegen.STUB_FILES:
         assert (tmp_path / name).read_bytes() == (codegen.STUB_DIR / name).read_bytes(), \
-            f"drift_sdk/v1/{name} is stale; run `python -m conformance.contract.codegen`"
+            f"drift_sdk/v1/{name} is stale; run `python -m conformance.backend.codegen`"
 
 
 def _proto_fields(descriptor) -> set[str]:

@@ -100,14 +100,14 @@ def test_manifest_name_is_a_plain_short_name(tmp_path, name):
 
 @pytest.mark.parametrize("spec", ["a\x00b", "no-such-adapter.."])
 def test_adapter_name_lookup_refuses_odd_names(spec):
-    from conformance.runner.systems import AdapterSpecError, plan_adapter
+    from conformance.backend.systems import AdapterSpecError, plan_adapter
 
     with pytest.raises(AdapterSpecError):
         plan_adapter(spec)
 
 
 def test_adapter_name_lookup_refuses_a_very_long_name():
-    from conformance.runner.systems import AdapterSpecError, plan_adapter
+    from conformance.backend.systems import AdapterSpecError, plan_adapter
 
     with pytest.raises(AdapterSpecError):
         plan_adapter("x" * 5000)

@@ -29,7 +29,7 @@ from conformance.gate.baseline import (
 from conformance.gate.command import gate
 from conformance.gate.compare import compare, exit_code
 from conformance.runner.job import run_job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("ua-short-001", "mp-short-002")

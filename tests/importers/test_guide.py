@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conformance.cli.export import export_guide_cmd as export_command
 from conformance.cli.import_ import importer_command
-from conformance.contract.corpus import iter_fixture, read_gold, read_header, validate_corpus
+from conformance.contract.corpus import Selection, iter_fixture, read_gold, read_header, select_fixtures, validate_corpus
 from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.importers.guide import keys as guide
 from conformance.importers.guide import (
@@ -27,7 +27,6 @@ from conformance.importers.guide import (
 )
 from conformance.importers.quality import QUALITY_KINDS
 from conformance.importers.report import SourceFormatError, format_report
-from conformance.runner.run import Selection, select_fixtures
 
 import_command = importer_command("guide")
 

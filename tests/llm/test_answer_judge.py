@@ -24,7 +24,7 @@ from fake_anthropic import FakeAnthropic  # noqa: E402
 
 from conformance.importers.locomo import import_locomo  # noqa: E402
 from conformance.llm.answer import ANSWER_SYSTEM_PROMPT, parse_answer, prompt_sha256, render_question  # noqa: E402
-from conformance.llm.errors import LLMConfigError  # noqa: E402
+from drift_sdk.llm.errors import LLMConfigError  # noqa: E402
 from conformance.llm.judge import JUDGE_SYSTEM_PROMPT, declines, parse_verdict  # noqa: E402
 from conformance.llm.settings import llm_settings  # noqa: E402
 from conformance.runner.job import run_job  # noqa: E402
@@ -340,7 +340,7 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
     from click.testing import CliRunner
 
     from conformance.cli import main
-    from conformance.llm.audit import cohen_kappa, wilson
+    from conformance.report.audit import cohen_kappa, wilson
 
     doc = _run(corpus, tmp_path / "runs", _settings(fake, tmp_path / "cache"))
     result = tmp_path / "result.json"
@@ -420,7 +420,7 @@ def test_audit_sample_is_blinded_and_score_reports_agreement_in_the_report(fake,
 
 
 def test_wilson_and_kappa_golden():
-    from conformance.llm.audit import cohen_kappa, wilson
+    from conformance.report.audit import cohen_kappa, wilson
 
     # Hand-computed: p = 8/10, z = 1.96: centre = (0.8 + 0.19208) / 1.38416 = 0.716737;
     # half = 1.96 sqrt(0.016 + 0.009604) / 1.38416 = 0.226627 -> [0.490, 0.943].
@@ -513,7 +513,7 @@ def test_without_a_key_a_run_is_repeated_from_the_cache_and_a_miss_stops_cleanly
         _run(corpus, tmp_path / "runs3", cold)
     assert "--resume" in str(info.value)
     # Without a cache there is nothing to serve: the missing key is an error at once.
-    from conformance.llm.client import AnthropicClient
+    from drift_sdk.llm.client import AnthropicClient
 
     with pytest.raises(LLMConfigError, match="ANTHROPIC_API_KEY is not set"):
         AnthropicClient(ANSWER_MODEL, environ={})

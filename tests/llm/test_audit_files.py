@@ -25,7 +25,7 @@ from fake_anthropic import FakeAnthropic  # noqa: E402
 from test_answer_judge import ANSWER_MODEL, JUDGE_MODEL, LOCOMO, responder  # noqa: E402
 
 from conformance.importers.locomo import import_locomo  # noqa: E402
-from conformance.llm.audit import AuditError, sample_audit  # noqa: E402
+from conformance.report.audit import AuditError, sample_audit  # noqa: E402
 from conformance.llm.judge import GRADES_FILE  # noqa: E402
 from conformance.llm.settings import llm_settings  # noqa: E402
 from conformance.runner.job import run_job  # noqa: E402

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 from fake_anthropic import STREAM_CHUNK, FakeAnthropic, count_tokens  # noqa: E402
 
 from conformance.errors import DriftError  # noqa: E402
-from conformance.llm import (PRICES, AnthropicClient, Budget, BudgetSpent, LLMCacheWarning,  # noqa: E402
+from drift_sdk.llm import (PRICES, AnthropicClient, Budget, BudgetSpent, LLMCacheWarning,  # noqa: E402
                              LLMConfigError, LLMRateLimited, LLMRequestError, LLMUnavailable, Price,
                              ResponseCache, cache_key, model_family, pinned_model, price_for)
 
@@ -120,7 +120,7 @@ def test_back_off_doubles_without_a_retry_after_header_and_is_capped():
     sleeps = Sleeps()
     client.backoff_s, client.max_backoff_s, client.max_retries, client.model = 0.5, 1.5, 3, MODEL
     client._sleep = sleeps
-    from conformance.llm.client import _Failure
+    from drift_sdk.llm.client import _Failure
     outcomes = iter([_Failure(500, "api_error", "boom")] * 3 + [{"text": "x"}])
     client._attempt = lambda request: next(outcomes)
     assert client._call_with_retries({}) == ({"text": "x"}, 4)
@@ -290,7 +290,7 @@ def test_a_cache_file_of_another_request_is_not_served(fake, tmp_path):
 
 def test_an_unwritable_cache_warns_and_still_answers(fake, tmp_path, monkeypatch):
     cache = ResponseCache(tmp_path)
-    monkeypatch.setattr("conformance.llm.cache.tempfile.mkstemp",
+    monkeypatch.setattr("drift_sdk.llm.cache.tempfile.mkstemp",
                         lambda **kw: (_ for _ in ()).throw(OSError(28, "No space left on device")))
     with pytest.warns(LLMCacheWarning, match="cannot write"):
         reply = _client(fake, cache=cache).complete("", USER, max_tokens=16)

@@ -194,3 +194,20 @@ def test_missing_and_conditional_intervals_are_said_not_hidden():
     assert one.text == "0.500 (one scenario: no interval)"
     partial = cell("mvot", MetricValue(value=0.5, ci95=[0.4, 0.6], n=3, ci_note="over 900 of 1,000 resamples"))
     assert partial.text == "0.500 [0.400, 0.600]*" and partial.note.startswith("over 900")
+
+
+def test_the_table_of_a_run_fits_80_columns(doc):
+    from rich.console import Console
+
+    from conformance.report.table import render
+
+    console = Console(record=True, width=80)
+    render(doc, console)
+    shown = console.export_text()
+    tables = shown.split("\nnote:")[0]  # notes wrap as prose
+    assert max(len(line) for line in tables.splitlines()) <= 80
+    assert "…" not in tables  # no number or name cut short
+    assert "keyword" in shown and "DRIFT-C" in shown
+    wide = Console(record=True, width=250)
+    render(doc, wide, wide=True)
+    assert "DRIFT §7 metrics" in wide.export_text()

@@ -17,8 +17,8 @@ from conformance.contract.fixture import CheckpointLine
 from conformance.provenance import STOPWORDS, budget_cut, carried_ids, content_words
 from conformance.runner.records import read_records
 from conformance.scoring import build_probe_rows, score_system
-from conformance.scoring.rows import normalize_answer
-from conformance.runner.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
+from conformance.contract.answer_text import normalize_answer
+from conformance.backend.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
 
 
 class Overlap:

@@ -23,7 +23,7 @@ from rich.console import Console
 from conformance.report.markdown import render_markdown
 from conformance.report.table import render
 from conformance.runner import job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 sys.path.insert(0, str(Path(__file__).parent))
 import dishonest  # noqa: E402

@@ -26,7 +26,7 @@ from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.runner.budget_gate import BudgetGate
 from conformance.runner.records import read_records
 from conformance.runner.run import Progress, RunConfig, run_corpus
-from conformance.runner.systems import OracleSystem, RetrieveOutcome, StoreOutcome
+from conformance.backend.systems import OracleSystem, RetrieveOutcome, StoreOutcome
 
 N = 5
 """Sessions: enough that soft:3 must drop one (at the 4th) and then another."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from conformance.backend.systems import RetrievedHit
+from conformance.contract.corpus import Selection
 from conformance.runner import job
-from conformance.runner.run import Selection
-from conformance.runner.systems import RetrievedHit
 
 sys.path.insert(0, str(Path(__file__).parent))
 import dishonest  # noqa: E402

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 import conformance.runner.job as job
-from conformance.contract.corpus import CorpusError, validate_corpus
-from conformance.runner.run import Selection
+from conformance.contract.corpus import CorpusError, Selection, validate_corpus
 
 REPO = Path(__file__).resolve().parents[2]
 

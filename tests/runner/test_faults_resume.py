@@ -24,7 +24,7 @@ import pytest
 from conformance.backend.client import Deadlines
 from conformance.runner.job import run_job
 from conformance.runner.records import RecordWriter, keep_completed, read_records
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from conformance.runner.findable import sampled_sessions
 from conformance.runner.job import run_job
-from conformance.runner.run import RunConfig, Selection
+from conformance.runner.run import RunConfig
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("ua-short-001", "crw-short-002")

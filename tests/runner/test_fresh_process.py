@@ -14,7 +14,7 @@ import pytest
 
 from conformance.backend.privilege import share_with_adapters
 from conformance.runner.job import JobError, run_job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("ua-short-001", "ua-short-002", "crw-short-002")

@@ -30,7 +30,7 @@ from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.runner.budget_gate import BudgetGate, GateSpecError, summary_session, visible_to
 from conformance.runner.records import read_records
 from conformance.runner.run import RunConfig, buffer_hits, run_corpus
-from conformance.runner.systems import OracleSystem, RetrievedHit, RetrieveOutcome, StoreOutcome
+from conformance.backend.systems import OracleSystem, RetrievedHit, RetrieveOutcome, StoreOutcome
 from conformance.scoring import build_probe_rows
 
 N_SESSIONS = 5

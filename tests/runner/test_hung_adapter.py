@@ -17,7 +17,7 @@ from conformance.backend.client import Deadlines
 from conformance.runner import run as run_module
 from conformance.runner.job import run_job
 from conformance.runner.records import read_records
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 THREE = ("cod-short-001", "crw-short-002", "ua-short-001")

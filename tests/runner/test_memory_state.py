@@ -8,7 +8,7 @@ from conformance.contract.corpus import write_fixture
 from conformance.contract.fixture import CheckpointLine, EntityRef, HeaderLine, HorizonPhase, Message, Probe, SessionLine
 from conformance.runner.records import read_records
 from conformance.runner.run import RunConfig, run_corpus
-from conformance.runner.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
+from conformance.backend.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
 
 N = 4
 MARKERS = {f"s{i}": f"ref QZ-{4100 + i}" for i in range(N)}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conformance.runner.job import run_job
 from conformance.runner.records import read_records
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import pytest
 
 from conformance.contract.result import MetricValue
 from conformance.runner.job import run_job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 from conformance.scoring.privacy import breach_note, scope_breach_rate
 
 REPO = Path(__file__).resolve().parents[2]

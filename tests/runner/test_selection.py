@@ -1,8 +1,7 @@
 """Which scenarios a run covers: globs, paradigm, horizon, split, and holdout left out by default."""
 
-from conformance.contract.corpus import write_fixture
+from conformance.contract.corpus import Selection, select_fixtures, write_fixture
 from conformance.contract.fixture import EntityRef, HeaderLine, HorizonPhase
-from conformance.runner.run import Selection, select_fixtures
 
 
 def corpus(tmp_path):

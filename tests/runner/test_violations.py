@@ -99,7 +99,7 @@ def test_sloppy_replies_are_repaired_and_reported(tmp_path):
 
 def test_runner_cuts_and_reports_more_than_k_hits():
     from conformance.runner.run import contract_violations
-    from conformance.runner.systems import RetrievedHit, RetrieveOutcome
+    from conformance.backend.systems import RetrievedHit, RetrieveOutcome
 
     hits = [RetrievedHit("a", 1.0, ("m",), "2026-01-01T00:00:00Z")] * 12
     assert contract_violations(RetrieveOutcome(hits, 1.0, {}), 10) == ["returned 12 hits for k=10 (cut to k)"]

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.runner.job import JobError, load_known_bad, run_job
-from conformance.runner.run import Selection
+from conformance.contract.corpus import Selection
 from conformance.scoring.ceiling import oracle_ceiling
 from conformance.scoring.rows import ProbeRow
 

@@ -62,7 +62,7 @@ def test_the_bound_does_not_apply_on_imported_data_or_another_gate():
 
 def test_the_oracle_keeps_every_memorable_session_so_its_selectivity_is_one(tmp_path):
     from conformance.runner.job import run_job
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
     doc = run_job([], REPO / "fixtures", REPO / "gold", selection=Selection(patterns=("ua-short-001",)),
                   records_dir=tmp_path / "runs", n_boot=50)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conformance.contract.answer_text import contains_phrase, normalize_answer
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.result import MetricValue
 from conformance.scoring import (
@@ -13,9 +14,7 @@ from conformance.scoring import (
     NO_REVISION_REASON,
     ProbeRow,
     build_probe_rows,
-    contains_phrase,
     infra_failures,
-    normalize_answer,
     paired_diff_ci,
     paired_vs,
     ratio_ci,

@@ -22,7 +22,7 @@ from fake_anthropic import FakeAnthropic  # noqa: E402
 
 from conformance.answer.answerable import check_corpus  # noqa: E402
 from conformance.contract.corpus import read_gold, validate_corpus  # noqa: E402
-from conformance.llm import AnthropicClient, Budget, BudgetSpent  # noqa: E402
+from drift_sdk.llm import AnthropicClient, Budget, BudgetSpent  # noqa: E402
 from conformance.world import llm_synthesis as L  # noqa: E402
 from conformance.world.entities.base import Attr  # noqa: E402
 from conformance.world.entities.team import DECISIONS  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.answer.reader import last_option_in
+from conformance.contract.answer_text import last_option_in
 from conformance.contract.corpus import canonical_json
 from conformance.world import markers as M
 from conformance.world.entities import REGISTRY

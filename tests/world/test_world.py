@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 from conformance.answer.answerable import check_corpus
-from conformance.answer.reader import last_option_in
+from conformance.contract.answer_text import last_option_in
 from conformance.contract.corpus import validate_corpus
 from conformance.world import content as C
 from conformance.world import markers

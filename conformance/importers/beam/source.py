@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 import ijson
 
+from conformance.contract.corpus import file_sha256
 from conformance.contract.limits import (
     BOM,
     MAX_IMPORT_SOURCE_BYTES,
@@ -27,7 +28,6 @@ from conformance.contract.limits import (
     too_deep,
     without_bom,
 )
-from conformance.importers.report import file_sha256
 from conformance.importers.toolkit import SCENARIO_ID_CHARS, json_lines, load_json, sanitise_id, source_error
 
 CHAT_FILES = ("chat_trunecated.json", "chat_truncated.json", "chat.json")

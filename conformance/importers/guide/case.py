@@ -42,7 +42,7 @@ from conformance.importers.toolkit import (
 
 ABSTENTION_TYPES = ("abstention",)
 DECLINES = frozenset({"i don't know", "i do not know", "i dont know", "unknown"})
-"""Gold answers that decline to answer, as :func:`conformance.scoring.rows.normalize_answer` gives them."""
+"""Gold answers that decline to answer, as :func:`conformance.contract.answer_text.normalize_answer` gives them."""
 UNKNOWN = "unknown"
 UNCATEGORISED = "uncategorised"
 
@@ -142,13 +142,13 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def _is_decline(answer: str) -> bool:
-    from conformance.scoring.rows import normalize_answer
+    from conformance.contract.answer_text import normalize_answer
 
     return normalize_answer(answer.replace("\u2019", "'")) in DECLINES
 
 
 def _is_unknown(answer: str) -> bool:
-    from conformance.scoring.rows import normalize_answer
+    from conformance.contract.answer_text import normalize_answer
 
     return normalize_answer(answer) == UNKNOWN
 

@@ -19,7 +19,7 @@ from conformance.importers.guide import keys
 from conformance.importers.guide.keys import EXTRAS_KEY, GuideExportError
 
 if TYPE_CHECKING:
-    from conformance.runner.run import Selection
+    from conformance.contract.corpus import Selection
 
 def _dump(model: BaseModel, exclude: set[str]) -> dict:
     return model.model_dump(mode="json", exclude_none=True, exclude=exclude)
@@ -104,7 +104,7 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
     """Write the selected scenarios of a corpus to ``out_path`` as guide JSONL; return the
     number of cases written.
 
-    ``selection`` (:class:`conformance.runner.run.Selection`, default: every scenario but the
+    ``selection`` (:class:`conformance.contract.corpus.Selection`, default: every scenario but the
     holdout ones) picks scenarios as a run does: globs, paradigms, horizons, splits
     (``Selection(splits=("ci",))``); holdout scenarios only with ``include_holdout=True``.
     Each case carries the ``drift`` objects that let
@@ -117,7 +117,7 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
         GuideExportError: a case would exceed :data:`keys.MAX_CASE_LINE_BYTES`.
         OSError: the output cannot be written.
     """
-    from conformance.runner.run import Selection, select_fixtures
+    from conformance.contract.corpus import Selection, select_fixtures
 
     fixtures, _held_out = select_fixtures(Path(fixtures_dir), selection or Selection())
     out_path = Path(out_path)
@@ -134,14 +134,14 @@ def export_guide(fixtures_dir: Path | str, gold_dir: Path | str, out_path: Path 
 
 
 def export_selection(fixtures_dir: Path | None, gold_dir: Path | None, out_path: Path, selection) -> int:
-    """:func:`export_guide` of the scenarios ``selection`` (a ``runner.run.Selection``) picks
+    """:func:`export_guide` of the scenarios ``selection`` (a ``contract.corpus.Selection``) picks
     from a corpus (default: the packaged one); returns the number of cases written.
 
     Raises:
         DriftError: a missing folder, a selection that matches nothing (naming the holdout
             scenarios it left out), or an unwritable ``out_path``.
     """
-    from conformance.runner.run import select_fixtures
+    from conformance.contract.corpus import select_fixtures
 
     fixtures_dir = fixtures_dir or paths.fixtures_dir()
     gold_dir = gold_dir or paths.gold_dir()

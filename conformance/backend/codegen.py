@@ -6,7 +6,7 @@ gencode we support, so that one committed set imports under protobuf runtimes 5.
 grpcio-tools 1.66 itself pins ``protobuf<6``, so it runs in a throwaway virtualenv
 cached under ``~/.cache/drift-conformance/codegen-<hash>``.
 
-Run from a source checkout: ``python -m conformance.contract.codegen``.
+Run from a source checkout: ``python -m conformance.backend.codegen``.
 """
 
 from __future__ import annotations

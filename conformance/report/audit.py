@@ -28,10 +28,10 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.contract.corpus import file_sha256
 from conformance.errors import DriftError
-from conformance.importers.report import file_sha256
-from conformance.runner.records import iter_records
 from conformance.llm.judge import GRADES_FILE, ABSTENTION_REFERENCE
+from conformance.runner.records import iter_records
 
 __all__ = ["AuditError", "sample_audit", "score_audit", "wilson", "cohen_kappa"]
 

@@ -1,7 +1,9 @@
 """The published JSON Schemas, generated from the pydantic models (never written by hand).
 
 ``drift-conformance schema`` writes them into ``schema/``; a test fails when the
-committed files differ from what the models generate.
+committed files differ from what the models generate. Generation sits beside the CLI, the
+one layer that may import the models of every other (contract, world, backend, gate); the
+receipt's list of versions is :func:`conformance.runner.formats.schema_versions`.
 
 Every schema carries its format's version in ``"x-schema-version"`` (the model's
 ``*_SCHEMA_VERSION`` constant). A breaking change bumps that constant and adds a
@@ -50,12 +52,6 @@ def render_schemas() -> dict[str, str]:
         "baseline.schema.json": _finish(Baseline.model_json_schema(), "baseline.schema.json",
                                         "baselines/main.json, the CI gate's committed baseline", BASELINE_SCHEMA_VERSION),
     }
-
-
-def schema_versions() -> dict[str, str]:
-    """Format name (``result``, ``baseline``, ...) -> its schema_version, for the receipt."""
-    return {"fixture-line": FIXTURE_SCHEMA_VERSION, "gold": GOLD_SCHEMA_VERSION, "result": RESULT_SCHEMA_VERSION,
-            "scenario": SCENARIO_SCHEMA_VERSION, "adapter": ADAPTER_SCHEMA_VERSION, "baseline": BASELINE_SCHEMA_VERSION}
 
 
 def history_name(schema_file: str, version: str) -> str:
