@@ -16,7 +16,7 @@ message's content. The rule (docs/audit.md):
   -> "User drinks green tea" shares {green, tea}: 2 of the message's 5, 2 of the hit's 4).
   A message with no content word is carried by nothing. By the rewriting route each hit
   word counts toward one cited message (:func:`carried_ids`): a five-word hit citing 40
-  messages that each share two of its words carries one of them.
+  messages that each share two of its words carries at most two of them.
 - Only the first ``budget`` tokens of a hit can support a citation (:func:`budget_cut`): no
   reader sees more of one hit, so a packed hit holding every message credits only what lies
   before that cut. ``k`` stays a hit count.
@@ -168,8 +168,8 @@ def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[s
     nothing is backed by the whole Snapshot (:data:`WHOLE`). Over the backing items:
     ``few_words`` when they hold less than :data:`BACKED_SHARE` of the hit's content words,
     ``short`` when their size (:func:`text_size`, shared per cited id) comes to less than that
-    share of the hit's. Both False for a hit without content words. The state audit and ``check-adapter``
-    both judge hits with this function.
+    share of the hit's. Both False for a hit without content words. The state audit and
+    ``check-adapter`` both judge hits with this function.
     """
     words_by, size_by = view
     missing, related, size, seen = [], set(), 0.0, set()

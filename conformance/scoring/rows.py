@@ -227,11 +227,11 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
       empty ``source_ids`` (comparison guide §7: recall only where measurable).
     - revision probes (DRIFT §7.3): ``update_correct = correct``; ``deprecated`` is True
       when no *in-budget* hit still asserts a stale gold answer (the last-mentioned known
-      value of one of its lines is stale, whole word/phrase, see :func:`_deprecated`). Decision: DRIFT's "old belief no longer
-      retrievable" is judged on the budgeted context the reader actually sees (soft-gate
-      buffer hits included), so a
-      stale fact ranked outside the budget does not count against the system. None when
-      the gold lists no stale answer.
+      value of one of its lines is stale, whole word/phrase, see :func:`_deprecated`).
+      Decision: DRIFT's "old belief no longer retrievable" is judged on the budgeted context
+      the reader actually sees (soft-gate buffer hits included), so a stale fact ranked
+      outside the budget does not count against the system. None when the gold lists no
+      stale answer.
 
     Records with a non-null ``error`` are faults (a crash, a missed deadline, a garbage
     reply, or a probe not asked after one): their row counts as failed, never dropped,
