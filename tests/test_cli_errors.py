@@ -121,3 +121,10 @@ def test_generate_check_fails_on_a_changed_byte(tmp_path):
     assert_error(cli(*check, cwd=tmp_path), f"gold/{victim.name}", "fixtures/extra.jsonl", "--scenario-file")
 
 
+
+
+def test_a_misspelt_adapter_is_refused_before_anything_starts(tmp_path):
+    proc = cli("--adapter", "keywrod", "--split", "ci", "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert_error(proc, "--adapter keywrod", "did you mean keyword?")
+    assert "starting adapters" not in proc.stderr  # refused before any adapter process
+    assert not list((tmp_path / "runs").glob("*/records.jsonl"))

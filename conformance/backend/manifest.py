@@ -61,6 +61,10 @@ class AdapterManifest(BaseModel):
     once: the runner then retries a Store that failed with UNAVAILABLE (a dropped connection),
     as it retries every other call. False (the default): a failed Store is that scenario's fault."""
     notes: str | None = None
+    needs: Literal["nothing", "key", "server"] = "nothing"
+    """What a run of the adapter needs besides the suite: ``nothing`` (offline), ``key`` (an API
+    key of a hosted service or model), ``server`` (a running instance of the memory system).
+    Shown by ``drift-conformance adapters``."""
     verified: Literal["live", "fake-service", "unverified"] = "unverified"
     """How the adapter was verified against the system it wraps: ``live`` (run against the
     real system or library), ``fake-service`` (only against a local fake of the service's

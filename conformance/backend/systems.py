@@ -7,7 +7,9 @@ harness and never crosses the wire: it returns exactly each probe's evidence.
 
 from __future__ import annotations
 
+
 import contextlib
+import difflib
 import os
 import re
 import time
@@ -377,15 +379,20 @@ def plan_adapter(spec: str, isolation: Isolation | None = None) -> AdapterPlan:
         if isolation == "process":
             if folder is None:
                 raise AdapterSpecError(f"--adapter {spec} --isolation process: no adapter folder "
-                                       f"{tagged['name']} to run in process mode; built-in adapters: "
+                                       f"{tagged['name']} to run in process mode{_did_you_mean(spec)}; built-in adapters: "
                                        f"{', '.join(available_adapters())}")
             return AdapterPlan("process", spec, folder=folder)
         name = None if folder is not None else tagged["name"]
         if name is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
             raise AdapterSpecError(f"--adapter {spec}: {name!r} is neither an adapter folder nor an adapter name")
         return AdapterPlan("docker", spec, folder=folder, name=name, tag=tagged["tag"])
-    raise AdapterSpecError(f"--adapter {spec}: no built-in adapter or folder by that name; "
+    raise AdapterSpecError(f"--adapter {spec}: no built-in adapter or folder by that name{_did_you_mean(spec)}; "
                            f"built-in adapters: {', '.join(available_adapters())}")
+
+
+def _did_you_mean(spec: str) -> str:
+    close = difflib.get_close_matches(spec.split(":", 1)[0], available_adapters(), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def resolve_adapter_folder(spec: str) -> Path:

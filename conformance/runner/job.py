@@ -40,7 +40,7 @@ from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.records import RunLock, compact, iter_records, keep_completed
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.run import Progress, RunConfig, RunSummary, run_corpus
-from conformance.backend.systems import OracleSystem, close_systems, open_systems
+from conformance.backend.systems import OracleSystem, close_systems, open_systems, plan_adapter
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.causes import system_causes
 from conformance.scoring.pairwise import compare_systems
@@ -240,6 +240,9 @@ def run_unlocked(adapters: list[str], fixtures_dir: Path, gold_dir: Path, *, sel
                        f"adapter process per scenario, which --concurrency {concurrency} cannot share: pass "
                        "--concurrency 1 or --no-fresh-process")
     specs = ["none", REFERENCE] + [a for a in adapters if a not in ("none", REFERENCE)]
+    for spec in specs:
+        if spec != "oracle":
+            plan_adapter(spec, isolation)  # a misspelt name fails here, before any adapter starts
     records_path = Path(records_dir) / run_id / "records.jsonl"
     if llm is not None and llm.answer is not None:
         config = dataclasses.replace(config, answerer=llm.answer)

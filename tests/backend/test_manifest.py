@@ -33,8 +33,11 @@ def test_every_built_in_adapter_says_how_it_was_verified():
 def test_the_adapters_listing_shows_it():
     out = subprocess.run([sys.executable, "-m", "conformance.cli", "adapters"], capture_output=True, text=True,
                          check=True).stdout
+    assert out.splitlines()[0].split()[:4] == ["adapter", "kind", "needs", "verified"]
     line = next(row for row in out.splitlines() if row.startswith("keyword "))
-    assert line.split()[1:3] == ["reference", "live"]
+    assert line.split()[1:4] == ["reference", "nothing", "live"]
+    honcho = next(row for row in out.splitlines() if row.startswith("honcho "))
+    assert honcho.split()[2] == "server"
 
 
 def test_an_entry_that_resolves_outside_the_folder_is_refused(tmp_path):
