@@ -14,7 +14,9 @@ message's content. The rule (docs/audit.md):
   or at least :data:`HIT_SHARE` of the hit's (a fact-rewriting memory condenses a long
   message into a short statement: "No more yerba mate, it's green tea every morning now"
   -> "User drinks green tea" shares {green, tea}: 2 of the message's 5, 2 of the hit's 4).
-  A message with no content word is carried by nothing.
+  A message with no content word is carried by nothing. By the rewriting route each hit
+  word counts toward one cited message (:func:`carried_ids`): a five-word hit citing 40
+  messages that each share two of its words carries at most two of them.
 - Only the first ``budget`` tokens of a hit can support a citation (:func:`budget_cut`): no
   reader sees more of one hit, so a packed hit holding every message credits only what lies
   before that cut. ``k`` stays a hit count.
@@ -34,7 +36,8 @@ from functools import lru_cache
 import snowballstemmer
 
 __all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
-           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "text_size", "words_and_size"]
+           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "text_size", "words_and_size",
+           "backing_problems"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words, and of its characters, that the Snapshot items citing its
@@ -84,13 +87,23 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def carries(hit_words: frozenset[str], message_words: frozenset[str]) -> bool:
-    """True when a hit with content words ``hit_words`` carries a message with ``message_words``."""
-    if not message_words:
-        return False
+    """True when a hit with content words ``hit_words`` can carry a message with ``message_words``
+    on its own: by either route of the module docstring. Among several cited messages, the
+    rewriting route's words are spent once (:func:`carried_ids`)."""
+    return _extracts(hit_words, message_words) or _rewrites(hit_words, hit_words & message_words, message_words)
+
+
+def _extracts(hit_words: frozenset[str], message_words: frozenset[str]) -> bool:
+    """The verbatim/extractive route: the hit holds :data:`MESSAGE_SHARE` of the message's words."""
     shared = len(hit_words & message_words)
-    if shared < min(MIN_SHARED, len(message_words)):
-        return False
-    return shared >= MESSAGE_SHARE * len(message_words) or shared >= HIT_SHARE * len(hit_words)
+    return bool(message_words) and shared >= min(MIN_SHARED, len(message_words)) \
+        and shared >= MESSAGE_SHARE * len(message_words)
+
+
+def _rewrites(hit_words: frozenset[str], shared: frozenset[str], message_words: frozenset[str]) -> bool:
+    """The rewriting route: ``shared`` (hit words taken from the message) is :data:`HIT_SHARE` of the hit."""
+    return bool(message_words) and len(shared) >= min(MIN_SHARED, len(message_words)) \
+        and len(shared) >= HIT_SHARE * len(hit_words)
 
 
 def budget_cut(text: str, budget_tokens: int, encoding: str) -> str:
@@ -115,14 +128,66 @@ def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: 
     ``words_of``: message id -> its content words; ``messages_of``: session id -> its
     message ids. A cited message id counts when the hit carries it; a cited session id
     contributes each of its messages the hit carries. Unknown ids contribute nothing.
+
+    Every cited message the hit holds :data:`MESSAGE_SHARE` of (verbatim, extractive) counts.
+    By the rewriting route (:data:`HIT_SHARE` of the hit's words taken from the message) each
+    hit word counts toward one message: cited messages are taken by most shared words (ties:
+    citation order), each must reach the route's thresholds with words no earlier one took,
+    so a hit carries at most two messages that way (five words sharing two with each of 40
+    messages carry two of them, not 40). The first route spends nothing: an extractive
+    summary keeps the credit of every message it quotes (the reference compressor's hits
+    share names and terms across the sentences they keep).
     """
-    out: dict[str, None] = {}
+    cited: dict[str, None] = {}
     for source in source_ids:
-        candidates = messages_of.get(source) or ((source,) if source in words_of else ())
-        for message_id in candidates:
-            if message_id not in out and carries(hit_words, words_of.get(message_id, frozenset())):
-                out[message_id] = None
-    return list(out)
+        cited.update(dict.fromkeys(messages_of.get(source) or ((source,) if source in words_of else ())))
+    out, rewritten = set(), []
+    for message_id in cited:
+        words = words_of.get(message_id, frozenset())
+        if _extracts(hit_words, words):
+            out.add(message_id)
+        elif _rewrites(hit_words, hit_words & words, words):
+            rewritten.append(message_id)
+    spent: set[str] = set()
+    for message_id in sorted(rewritten, key=lambda m: -len(hit_words & words_of[m])):
+        words = words_of[message_id]
+        fresh = (hit_words & words) - spent
+        if _rewrites(hit_words, frozenset(fresh), words):
+            out.add(message_id)
+            spent |= fresh
+    return [m for m in cited if m in out]
+
+
+def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[str, set[str]], Mapping[str, float]],
+                     session_of) -> tuple[list[str], bool, bool]:
+    """How a Snapshot fails to back one hit: ``(missing, few_words, short)``.
+
+    ``view``: :func:`snapshot_backing`'s ``(words_by, size_by)``; ``session_of(id)``: the
+    session of a message id (itself for a session id). A cited id is backed by the items citing
+    it, else by those citing its session; an id backed by neither is ``missing``. A hit citing
+    nothing is backed by the whole Snapshot (:data:`WHOLE`). Over the backing items:
+    ``few_words`` when they hold less than :data:`BACKED_SHARE` of the hit's content words,
+    ``short`` when their size (:func:`text_size`, shared per cited id) comes to less than that
+    share of the hit's. Both False for a hit without content words. The state audit and
+    ``check-adapter`` both judge hits with this function.
+    """
+    words_by, size_by = view
+    missing, related, size, seen = [], set(), 0.0, set()
+    for source in tuple(source_ids) or (WHOLE,):
+        session = session_of(source)
+        key = source if source in words_by else session if session in words_by else None
+        if key is None:
+            if source != WHOLE:  # an empty Snapshot backs no uncited text: unbacked, not a missing id
+                missing.append(source)
+            continue
+        related |= words_by[key]
+        if key not in seen:
+            seen.add(key)
+            size += size_by[key]
+    words = content_words(text)
+    if not words:
+        return missing, False, False
+    return missing, len(words & related) < BACKED_SHARE * len(words), size < BACKED_SHARE * text_size(text)
 
 
 WHOLE = ""

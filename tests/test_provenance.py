@@ -49,6 +49,36 @@ def test_a_fact_rewriting_memory_keeps_its_credit():
                    content_words("Moved to Porto in March for the new job."))
 
 
+def test_a_short_hit_cannot_carry_many_messages_by_the_rewriting_route():
+    # bench/attacks/short_carry: five common words, each of 40 cited messages holding two of them.
+    hit = content_words("deploy pipeline staging budget review")
+    pairs = [("deploy", "pipeline"), ("staging", "budget"), ("review", "deploy"), ("pipeline", "staging")]
+    words_of = {f"s1-m{i}": content_words(f"{a} {b} extra{i} words{i} here{i} gone{i} other{i}")
+                for i, (a, b) in enumerate(pairs * 10)}
+    assert all(carries(hit, words) for words in words_of.values())
+    carried = carried_ids(hit, tuple(words_of), words_of, {})
+    # Each hit word counts toward one message: two disjoint pairs at most.
+    assert carried == ["s1-m0", "s1-m1"]
+    assert carried_ids(hit, ("s1",), words_of, {"s1": tuple(words_of)}) == carried
+
+
+def test_the_rewriting_route_credits_the_best_matching_cited_message():
+    words_of = {"m-tea": content_words("Green tea or coffee, whatever is in the office kitchen"),
+                "m-mate": content_words(MATE)}
+    # The documented fact still carries the yerba-mate message ({green, tea}: 2 of the hit's 4 words).
+    fact = content_words("User drinks green tea")
+    assert carried_ids(fact, ("m-mate",), words_of, {}) == ["m-mate"]
+    # Citing the office message too: both share only {green, tea}, spent on the first cited.
+    assert carried_ids(fact, ("m-tea", "m-mate"), words_of, {}) == ["m-tea"]
+    # The best match wins whatever the citation order: three shared words beat two of them.
+    words_of.update(two=content_words("alpha bravo xray yankee zulu kilo lima"),
+                    three=content_words("alpha bravo charlie mike november oscar papa"))
+    assert carried_ids(content_words("alpha bravo charlie delta echo"), ("two", "three"), words_of, {}) == ["three"]
+    # The first route spends nothing: a hit quoting two messages carries both, shared words or not.
+    both = content_words(f"principal: {MATE} principal: Green tea or coffee, whatever is in the office kitchen")
+    assert carried_ids(both, ("m-mate", "m-tea"), words_of, {}) == ["m-mate", "m-tea"]
+
+
 def test_one_shared_word_is_not_enough_unless_the_message_has_only_one():
     assert not carries(content_words("User likes tea"), content_words(MATE))
     assert carries(content_words("tea"), content_words("Tea!"))

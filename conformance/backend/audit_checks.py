@@ -10,7 +10,9 @@ adapter on a small synthetic corpus before any run (docs/audit.md, docs/add-your
   dated "now" fail);
 - ``stored_findable``: what Store claims is findable: each Snapshot item through a Retrieve of
   its own words, and with no Snapshot, a Store that reports items must return something;
-- ``scopes_honoured``: with ``scopes`` claimed, another entity's private message never comes back.
+- ``scopes_honoured``: with ``scopes`` claimed, another entity's private message never comes back;
+- ``usage_valid``: the LLM usage Store and Retrieve replies report is made of non-negative integers
+  of a believable size (a negative count would refund token cost never spent).
 
 Registered into :data:`conformance.backend.checks.CHECKS` on import (checks.py imports this).
 """
@@ -20,7 +22,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from conformance.backend import checks as c
-from conformance.provenance import BACKED_SHARE, content_terms, content_words, snapshot_backing, text_size
+from conformance.backend.client import checked_usage
+from conformance.provenance import BACKED_SHARE, backing_problems, content_terms, content_words, snapshot_backing
 from drift_sdk.types import Message, Session
 
 BUDGET_TOKENS = 1200
@@ -50,7 +53,12 @@ _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
     """Source id (message or its session) -> (content words, size) of the items citing it,
     read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
-    return snapshot_backing(items, lambda item: content_words(item.text), lambda source: source.rsplit("-m", 1)[0])
+    return snapshot_backing(items, lambda item: content_words(item.text), _session_of)
+
+
+def _session_of(source: str) -> str:
+    """The session of a synthetic corpus id (``<tag>-s<i>-m<j>`` -> ``<tag>-s<i>``; a session id is its own)."""
+    return source.rsplit("-m", 1)[0]
 
 
 @c._check("snapshot_consistent")
@@ -71,25 +79,22 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
         items = _snapshot_or_none(h, ns)
         if items is None:
             return c._skip(name, _NO_SNAPSHOT)
-        held, size_by = _snapshot_words(items)
+        view = _snapshot_words(items)
         known = corpus.ids  # an id never stored is provenance_ids' finding
         unsupported, unbacked, short, hits = [], [], [], 0
         for m in corpus.messages:
             for hit in h.retrieve(ns, m.query):
                 hits += 1
-                missing = [s for s in hit.source_ids if s not in held and s in known]
+                # The state audit's own judgement (a message id is backed by the items citing it or its session).
+                missing, few_words, too_short = backing_problems(hit.source_ids, hit.text, view, _session_of)
+                missing = [s for s in missing if s in known]
                 if missing:
                     unsupported.append(missing[0])
-                    continue
-                words = content_words(hit.text)
-                related = set().union(*(held[s] for s in hit.source_ids if s in held))
-                if words and len(words & related) < BACKED_SHARE * len(words):
+                elif few_words:
                     unbacked.append(hit.text[:50])
-                    continue
-                # A Snapshot listing each word once (or padding a word with spaces) holds the words, not
-                # the text: the items citing a hit's sources must hold about as much text as it shows.
-                keys = {s if s in held else s.rsplit("-m", 1)[0] for s in hit.source_ids if s in held}
-                if hit.text and sum(size_by[key] for key in keys) < BACKED_SHARE * text_size(hit.text):
+                elif too_short:
+                    # A Snapshot listing each word once (or padding a word with spaces) holds the words,
+                    # not the text.
                     short.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "
@@ -232,5 +237,36 @@ def check_scopes_honoured(h: c.Harness) -> c.CheckResult:
                   for hit in h.retrieve(ns, query, querying_entity="alice"))
         return c._pass(name, "bob never got alice's private message" + ("; alice did" if own else
                                                                           " (alice did not get it back either)"))
+    finally:
+        h.cleanup(ns)
+
+
+@c._check("usage_valid")
+def check_usage_valid(h: c.Harness) -> c.CheckResult:
+    """Every Store and Retrieve reply's usage is valid as the runner counts it
+    (:func:`conformance.backend.client.checked_usage`): each field a non-negative integer of at
+    most a billion. The runner records any other value as a contract violation and counts it as 0."""
+    name = "usage_valid"
+    usages = getattr(h.target, "usages", None)
+    if usages is None:
+        return c._skip(name, "this target does not expose reply usage")
+    ns = h.namespace(name)
+    corpus = c.synthetic_corpus("usg")
+    start = len(usages)
+    try:
+        h.load(ns, corpus)
+        for m in corpus.messages[:4]:
+            h.retrieve(ns, m.query)
+        mine = usages[start:]
+        problems = {}
+        for call, usage in mine:
+            for line in checked_usage(usage)[1]:
+                problems.setdefault(f"{call} {line.split(' (')[0]}", line)
+        if problems:
+            return c._fail(name, f"invalid LLM usage in {len(mine)} replies: "
+                                 f"{'; '.join(f'{k.split()[0]} {v}' for k, v in problems.items())}: the runner "
+                                 "records it as a contract violation")
+        spent = sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for _, u in mine)
+        return c._pass(name, f"{len(mine)} Store/Retrieve replies, usage valid ({spent} LLM tokens reported)")
     finally:
         h.cleanup(ns)

@@ -31,7 +31,7 @@ from typing import Literal, Protocol
 
 import grpc
 
-from conformance.backend.client import BackendCallError, BackendClient, Deadlines
+from conformance.backend.client import USAGE_FIELDS, BackendCallError, BackendClient, Deadlines, usage_dict
 from conformance.backend.manifest import CHECK_NAMES
 from drift_sdk.types import Hit, MemoryItem, Message, RetrieveResult, Session
 from drift_sdk.v1 import memory_backend_pb2 as pb
@@ -99,6 +99,8 @@ class ClientTarget:
                  died: Callable[[], str | None] | None = None):
         self.client, self.label, self._died = client, label or client.adapter, died
         self.deadlines = client.deadlines
+        self.usages: list[tuple[str, dict]] = []
+        """(call, its reply's usage) of every Store and Retrieve, in call order."""
 
     def describe(self) -> dict:
         reply = self.client.describe()
@@ -114,6 +116,7 @@ class ClientTarget:
 
     def store(self, namespace: str, session: Session) -> int:
         reply, _ = self.client.store(namespace, session)
+        self.usages.append(("Store", usage_dict(reply.usage)))
         return reply.items_stored
 
     def flush(self, namespace: str, timeout_s: float) -> bool:
@@ -126,6 +129,7 @@ class ClientTarget:
             reply = self.client.stub.Retrieve(request, timeout=timeout)
         except grpc.RpcError as exc:
             raise BackendCallError(self.label, "Retrieve", exc.code(), exc.details() or "") from None
+        self.usages.append(("Retrieve", usage_dict(reply.usage)))
         return [Hit(h.text, h.score, tuple(h.source_ids), h.timestamp) for h in reply.hits]
 
     def snapshot(self, namespace: str) -> list[MemoryItem]:
@@ -155,6 +159,12 @@ class InProcessTarget:
         self.backend, self.deadlines = backend, deadlines
         self.label = label or getattr(backend, "name", "in-process")
         self.exit_code: int | None = None
+        self.usages: list[tuple[str, dict]] = []
+        """(call, its result's usage fields as given) of every Store and Retrieve, in call order."""
+
+    def _usage(self, call: str, result) -> None:
+        usage = getattr(result, "usage", None)
+        self.usages.append((call, {name: getattr(usage, name, 0) for name in USAGE_FIELDS}))
 
     def _call(self, name: str, timeout: float, fn, *args):
         if self.exit_code is not None:
@@ -208,6 +218,7 @@ class InProcessTarget:
 
     def store(self, namespace: str, session: Session) -> int:
         result = self._call("Store", self.deadlines.store, self.backend.store, namespace, session)
+        self._usage("Store", result)
         return int(getattr(result, "items_stored", 0) or 0)
 
     def flush(self, namespace: str, timeout_s: float) -> bool:
@@ -220,6 +231,7 @@ class InProcessTarget:
                                    f"k must be positive, got {k}")
         timeout = self.deadlines.retrieve if timeout_s is None else timeout_s
         result = self._call("Retrieve", timeout, self.backend.retrieve, namespace, query, k, querying_entity, now)
+        self._usage("Retrieve", result)
         hits = result.hits if isinstance(result, RetrieveResult) else list(result)
         return [Hit(h.text, float(h.score), tuple(h.source_ids), h.timestamp) for h in hits]
 
@@ -883,7 +895,7 @@ assert tuple(CHECKS) == CHECK_NAMES, "checks.py and manifest.CHECK_NAMES list di
 #: deadlines just before it (it judges the time of every call made until then).
 RUN_ORDER = ("describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured",
              "capabilities_truthful", "deterministic", "snapshot_consistent", "provenance_carried", "stored_findable",
-             "scopes_honoured", "deadlines", "errors_are_status_codes")
+             "scopes_honoured", "usage_valid", "deadlines", "errors_are_status_codes")
 
 
 def run_checks(target: Target, skips: dict[str, str] | None = None, only: Iterable[str] | None = None,

@@ -62,8 +62,39 @@ def _fill_session(target: pb.Session, session) -> pb.Session:
     return target
 
 
+USAGE_FIELDS = ("input_tokens", "output_tokens", "llm_calls")
+MAX_USAGE = 10**9
+"""Most LLM tokens (or calls) one Store or Retrieve can report: a billion is beyond any model's
+context many times over, so a larger figure is a broken counter, not a cost."""
+
+
 def usage_dict(usage: pb.Usage) -> dict[str, int]:
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "llm_calls": usage.llm_calls}
+    return {name: getattr(usage, name) for name in USAGE_FIELDS}
+
+
+def checked_usage(usage) -> tuple[dict[str, int], list[str]]:
+    """A reply's usage as the runner counts it, and what it did against the contract.
+
+    ``usage``: a mapping of :data:`USAGE_FIELDS` (missing ones are 0). A field that is not an
+    integer (bool and float included), is negative, or exceeds :data:`MAX_USAGE` is a
+    contract violation, one line per field naming it, and is counted as 0: a negative token
+    count would refund cost that was never spent (token cost, TES and DRIFT-E would improve
+    with the same memory). Returns ``(usage with every field a valid int, violations)``.
+    """
+    counted, problems = {}, []
+    for name in USAGE_FIELDS:
+        value = (usage or {}).get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"usage {name} is not an integer ({value!r}; counted as 0)")
+        elif value < 0:
+            problems.append(f"usage {name} is negative ({value}; counted as 0)")
+        elif value > MAX_USAGE:
+            problems.append(f"usage {name} is absurd ({value} > {MAX_USAGE}; counted as 0)")
+        else:
+            counted[name] = value
+            continue
+        counted[name] = 0
+    return counted, problems
 
 
 class BackendClient:

@@ -19,7 +19,8 @@ ADAPTER_SCHEMA_VERSION = "1"
 
 CheckName = Literal["describe", "reset_isolates", "flush_then_found", "provenance_ids", "k_honoured", "deadlines",
                     "capabilities_truthful", "deterministic", "errors_are_status_codes",
-                    "snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured"]
+                    "snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured",
+                    "usage_valid"]
 """The contract checks of ``drift-conformance check-adapter`` (conformance/backend/checks.py)."""
 CHECK_NAMES: tuple[str, ...] = get_args(CheckName)
 

@@ -15,7 +15,8 @@ Three checks, all on the harness side and none visible to the adapter as a test:
   must carry the other half (an echo of the query proves nothing). A session found so that the
   Snapshot does not hold is a mismatch. The audit's probes are disguised as the checkpoint's
   own (:meth:`MessageLedger.schedule`): each one's words fill the content-word slots of a
-  question the scenario itself asks (its function words and question mark kept), its asker and
+  question the scenario itself asks (its function words and question mark kept, and one of its
+  content words, so the query is not made of one stored message's words alone), its asker and
   time are those of a real probe of the checkpoint, and all are asked among the real probes in
   a seeded order: neither shape nor position nor time tells them apart.
 - **Scoring from what the audit establishes** (:func:`apply_state_audit`): a system with any
@@ -40,9 +41,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, WHOLE, budget_cut, carried_ids, carries, content_terms,
-                                    content_words, snapshot_backing, text_size,
-                                    words_and_size)
+from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
+                                    content_terms, content_words, snapshot_backing, words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -54,7 +54,8 @@ OLDER_PROBES = 4
 MIN_SENTENCE_WORDS = 6
 """Distinct content words a message needs to be an audit probe (half ask, half must come back)."""
 MAX_ASK_WORDS = 6
-"""Most content words an audit probe asks: about what a corpus question holds, so length does not tell it."""
+"""Most content words an audit probe asks (of them, one is its frame question's and the rest the sampled
+message's): about what a corpus question holds, so length does not tell it."""
 MAX_EXAMPLES = 3
 
 AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
@@ -153,7 +154,9 @@ class MessageLedger:
         (:meth:`to_audit`), at seeded places among them (seeded per scenario and checkpoint).
 
         An audit probe is phrased like the scenario's own questions (:func:`phrase_like`, a frame
-        seeded per session from :attr:`questions`, which this call extends with ``probes``), and
+        seeded per session from :attr:`questions`, which this call extends with ``probes``), keeps
+        one content word of that question beside at most ``MAX_ASK_WORDS - 1`` of the sampled
+        message's (so, like a real question, its words are not all of one stored message), and
         carries the asker and time of a real probe of the checkpoint whose asker took part in the
         session (else of any; ``fallback_time`` and the first participant when the checkpoint has
         no probe). Deterministic: the same inputs give the same list.
@@ -166,9 +169,13 @@ class MessageLedger:
         for session in sessions:
             sentence = self.sentences[session]
             rng = _rng(self.scenario_id, checkpoint_id, session)
-            fitting = [f for f in frames if len(_slots(f)) <= len(sentence.ask)]
-            query = phrase_like(rng.choice(fitting), list(sentence.ask), rng) if fitting else \
-                " ".join(sentence.ask).capitalize() + "?"
+            asking = list(sentence.ask[:MAX_ASK_WORDS - 1])
+            fitting = [f for f in frames if len(_slots(f)) <= len(asking) + 1]
+            if fitting:
+                frame = rng.choice(fitting)
+                query = phrase_like(frame, _with_frame_word(asking, frame, sentence, rng), rng)
+            else:
+                query = " ".join(sentence.ask).capitalize() + "?"
             peers = [p for p in probes if p.asked_by in sentence.participants] or list(probes)
             like = rng.choice(peers) if peers else None
             asker = like.asked_by if like else (sentence.participants or ("harness",))[0]
@@ -244,6 +251,19 @@ class MessageLedger:
         return [s for s in new if s in self.sentences] + sorted(picked, key=self.order.index)
 
 
+def _with_frame_word(asking: list[str], frame: str, sentence: AuditSentence, rng: random.Random) -> list[str]:
+    """``asking`` with one content word of ``frame`` at a seeded place: a word the sampled message
+    lacks where the frame has one. A query made only of one message's words gives itself away
+    (no question of the corpus has all its content words in one stored message:
+    ``bench/attacks/audit_sniff``)."""
+    own = {stem for word in asking for stem in content_words(word)} | sentence.rest
+    terms = list(dict.fromkeys(t for start, end in _slots(frame) for t in content_terms(frame[start:end])))
+    foreign = [t for t in terms if not content_words(t) & own] or terms
+    words = list(asking)
+    words.insert(rng.randrange(len(words) + 1), rng.choice(foreign))
+    return words
+
+
 def _rng(*parts: str) -> random.Random:
     digest = hashlib.sha256("\x1f".join(("drift-audit-v1", *parts)).encode("utf-8")).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
@@ -315,26 +335,12 @@ def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     :data:`BACKED_SHARE` of the hit's content words, and their size (content-word occurrences,
     :func:`conformance.provenance.text_size`), shared per cited id (:func:`_snapshot_view`), comes
     to at least that share of the hit's: a Snapshot that lists each word once (a vocabulary), or
-    pads a word with spaces, holds the words, not the text.
+    pads a word with spaces, holds the words, not the text
+    (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
     """
-    words_by, size_by = view
-    missing, related, size, seen = [], set(), 0.0, set()
-    # A hit citing nothing (a system without provenance) must be backed by the Snapshot as a whole.
-    for source in hit.source_ids or (WHOLE,):
-        session = ledger.session_of.get(source, source)
-        key = source if source in words_by else session if session in words_by else None
-        if key is None:
-            if source != WHOLE:  # an empty Snapshot backs no uncited text: unbacked, not a missing id
-                missing.append(source)
-            continue
-        related |= words_by[key]
-        if key not in seen:
-            seen.add(key)
-            size += size_by[key]
-    words = content_words(hit.text)
-    unbacked = bool(words) and not missing and (len(words & related) < BACKED_SHARE * len(words)
-                                                or size < BACKED_SHARE * text_size(hit.text))
-    return missing, unbacked
+    missing, few_words, short = backing_problems(hit.source_ids, hit.text, view,
+                                                 lambda source: ledger.session_of.get(source, source))
+    return missing, not missing and (few_words or short)
 
 
 _SEGMENT = re.compile(r"[.!?;\n]+")

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.backend.client import checked_usage
 from conformance.answer.reader import answer_probe, build_context, context_tokens
 from conformance.answer.tokens import count_tokens
 from conformance.contract.corpus import iter_fixture
@@ -365,11 +366,13 @@ def _store_session(line: SessionLine, run: "_Scenario", state: _ScenarioState, n
             continue
         state.last_write_ms[system.label] = outcome.latency_ms
         state.claimed[system.label] = state.claimed.get(system.label, 0) + max(0, outcome.items_stored)
+        usage, violations = checked_usage(outcome.usage)
+        if outcome.items_stored < 0:
+            violations.insert(0, f"negative items_stored ({outcome.items_stored})")
         run.writer.write(StoreRecord(system=system.label, scenario_id=run.scenario, repeat=run.repeat,
                                      session_id=line.session_id, write_latency_ms=round(outcome.latency_ms, 3),
-                                     usage=outcome.usage, items_stored=outcome.items_stored,
-                                     violations=[] if outcome.items_stored >= 0 else
-                                     [f"negative items_stored {outcome.items_stored}"], error=None))
+                                     usage=usage, items_stored=outcome.items_stored,
+                                     violations=violations, error=None))
     state.streamed.append(line.session_id)
     state.streamed_ids.add(line.session_id)
     state.session_of.update((m.message_id, line.session_id) for m in stored.messages)
@@ -595,7 +598,8 @@ def _answer_probe(system, probe: Probe, line: CheckpointLine, run: _Scenario, co
         answer, answer_call = config.answerer.answer(probe, context, run.repeat)
         reader_ms = answer_call["ttft_ms"]  # DRIFT §7.8: TTFRT counts to the first token
     del offered
-    violations = contract_violations(outcome, config.k)
+    usage, usage_violations = checked_usage(outcome.usage)
+    violations = contract_violations(outcome, config.k) + usage_violations
     # Measured, never repaired: leaked hits stay in the context so the privacy score sees them.
     # A breach is a privacy failure (conformance.scoring.privacy), not a contract violation.
     breaches = scope_breaches(retrieved, probe.asked_by, state.private_of, state.ledger.words_of)
@@ -610,7 +614,7 @@ def _answer_probe(system, probe: Probe, line: CheckpointLine, run: _Scenario, co
         hits_returned=len(outcome.hits), context_tokens=context_tokens(context),
         read_latency_ms=round(outcome.latency_ms, 3), reader_latency_ms=round(reader_ms, 3),
         last_write_latency_ms=_rounded(state.last_write_ms.get(system.label)),
-        usage=outcome.usage, violations=violations, error=None,
+        usage=usage, violations=violations, error=None,
         # Written only when they apply, so hard-gate hermetic records keep their shape.
         **({"scope_breaches": breaches} if breaches else {}),
         **({"closed": bool(probe.options or probe.choices), "answer_call": answer_call}

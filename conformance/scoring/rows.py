@@ -119,17 +119,21 @@ def _recall_counts(record: Mapping[str, Any], probe: GoldProbe, sessions: Mappin
 def _deprecated(record: Mapping[str, Any], probe: GoldProbe) -> bool | None:
     """True when no in-budget hit still asserts a stale answer.
 
-    A hit asserts a stale answer when, among the probe's known values (gold answer,
-    accepted variants, stale answers), the one it mentions last is stale: "moved
-    from Lisbon to Porto" records the change and deprecates Lisbon; "I live in
-    Lisbon" keeps the old belief alive. The same last-mention rule as the reader.
+    A hit asserts a stale answer when, in some line of its text, the one of the probe's
+    known values (gold answer, accepted variants, stale answers) mentioned last is stale:
+    "moved from Lisbon to Porto" records the change and deprecates Lisbon; "I live in
+    Lisbon" keeps the old belief alive. Judged per line, not per hit: several messages
+    packed into one hit in time order ("I live in Lisbon" then "I live in Porto") would
+    otherwise end on the newest value and deprecate the stale one still in the context.
+    The last-mention rule is the reader's.
     """
     if not probe.stale:
         return None  # nothing was ever true before: deprecation is undefined
     known = [probe.answer, *probe.accepted, *probe.stale]
     stale = set(probe.stale)
-    budget_texts = [hit.get("text") or "" for hit in record.get("hits") or [] if hit.get("in_budget")]
-    return not any(last_option_in(text, known) in stale for text in budget_texts)
+    lines = [line for hit in record.get("hits") or [] if hit.get("in_budget")
+             for line in (hit.get("text") or "").splitlines()]
+    return not any(last_option_in(line, known) in stale for line in lines)
 
 
 def stale_in_budget(record: Mapping[str, Any], probe: GoldProbe) -> bool:
@@ -251,12 +255,12 @@ def build_probe_rows(records: Iterable[Mapping[str, Any]],
       the probe has no evidence, the system does not declare provenance, or any hit has
       empty ``source_ids`` (comparison guide §7: recall only where measurable).
     - revision probes (DRIFT §7.3): ``update_correct = correct``; ``deprecated`` is True
-      when no *in-budget* hit still asserts a stale gold answer (its last-mentioned known
-      value is stale, whole word/phrase, see :func:`_deprecated`). Decision: DRIFT's "old belief no longer
-      retrievable" is judged on the budgeted context the reader actually sees (soft-gate
-      buffer hits included), so a
-      stale fact ranked outside the budget does not count against the system. None when
-      the gold lists no stale answer.
+      when no *in-budget* hit still asserts a stale gold answer (the last-mentioned known
+      value of one of its lines is stale, whole word/phrase, see :func:`_deprecated`).
+      Decision: DRIFT's "old belief no longer retrievable" is judged on the budgeted context
+      the reader actually sees (soft-gate buffer hits included), so a stale fact ranked
+      outside the budget does not count against the system. None when the gold lists no
+      stale answer.
 
     Records with a non-null ``error`` are faults (a crash, a missed deadline, a garbage
     reply, or a probe not asked after one): their row counts as failed, never dropped,

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from conformance.backend.checks import InProcessTarget, run_checks
-from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult
+from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, Usage
 
-AUDITS = ("snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured")
+AUDITS = ("snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured", "usage_valid")
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -133,3 +133,33 @@ def test_a_store_that_keeps_nothing_and_has_no_snapshot_fails_loudly():
 
     result, detail = audits(NoSnapshot())["stored_findable"]
     assert result == "FAIL" and "no Retrieve returns anything" in detail
+
+
+class RefundsUsage(Honest):
+    """Honest answers; Store reports negative LLM input tokens (a refund of cost never spent)."""
+
+    def store(self, namespace, session):
+        done = super().store(namespace, session)
+        return StoreResult(items_stored=done.items_stored, usage=Usage(input_tokens=-500))
+
+
+def test_negative_usage_fails_usage_valid_naming_the_field():
+    assert audits(Honest())["usage_valid"][0] == "PASS"
+    result, detail = audits(RefundsUsage())["usage_valid"]
+    assert result == "FAIL" and "Store usage input_tokens is negative (-500" in detail, detail
+
+
+class SessionSnapshot(Honest):
+    """Honest hits citing message ids; the Snapshot is one verbatim item per session citing the
+    session id. The runner's audit backs each hit by its message's session: so must check-adapter."""
+
+    def snapshot(self, namespace):
+        sessions: dict[str, list] = {}
+        for d in self.spaces[namespace]:
+            sessions.setdefault(d[0].rsplit("-m", 1)[0], []).append(d)
+        return [MemoryItem(s, "\n".join(d[1] for d in docs), (s,), docs[-1][2]) for s, docs in sessions.items()]
+
+
+def test_a_snapshot_citing_sessions_backs_hits_citing_their_messages():
+    result, detail = audits(SessionSnapshot())["snapshot_consistent"]
+    assert result == "PASS", detail

@@ -378,7 +378,7 @@ def test_table_output_lists_every_check(tmp_path):
     for name in CHECK_NAMES:
         assert name in result.stdout
     assert "adapter.yaml check_skips: The amnesiac control stores nothing" in " ".join(result.stdout.split())
-    assert "11 passed, 0 failed, 2 skipped" in result.stdout
+    assert "12 passed, 0 failed, 2 skipped" in result.stdout
 
 
 @pytest.mark.slow

@@ -270,6 +270,22 @@ class DatesNothingNow(Overlap):
         return []
 
 
+class RefundsUsage(Overlap):
+    """The honest memory, whose replies report negative LLM usage: Store minus the session's
+    characters as input tokens, Retrieve a fractional output token count and absurd calls."""
+
+    def store(self, namespace, session):
+        done = super().store(namespace, session)
+        refund = -sum(len(m.text) for m in session.messages)
+        return StoreOutcome(done.latency_ms, {"input_tokens": refund, "output_tokens": 0, "llm_calls": 0},
+                            done.items_stored)
+
+    def retrieve(self, namespace, probe, k):
+        done = super().retrieve(namespace, probe, k)
+        return RetrieveOutcome(done.hits, done.latency_ms, {"input_tokens": 0, "output_tokens": -0.5,
+                                                            "llm_calls": 10**12})
+
+
 def systems(*extra):
     """A run's systems with in-process controls: the amnesiac ``none``, the honest Overlap as the
     reference compressor's stand-in, then ``extra``."""

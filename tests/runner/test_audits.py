@@ -173,6 +173,22 @@ def test_audit_probes_read_like_the_scenario_questions_and_sit_among_them():
     assert len(frames) > 5  # many frames, not one phrase to match
 
 
+def test_no_audit_probe_asks_only_words_of_one_stored_message():
+    # bench/attacks/audit_sniff: real questions never have all their content words in one message;
+    # each audit probe keeps a content word of its frame question, so it does not either.
+    from conformance.contract.corpus import iter_fixture
+    from conformance.contract.fixture import SessionLine
+    from conformance.provenance import content_words
+
+    for scenario in SCENARIOS:
+        stored = [content_words(m.text) for line in iter_fixture(REPO / "fixtures" / f"{scenario}.jsonl")
+                  if isinstance(line, SessionLine) for m in line.messages]
+        queries = [p.query for _, schedule in scheduled(scenario) for s, p in schedule if s is not None]
+        assert queries
+        whole = [q for q in queries if any(content_words(q) <= words for words in stored)]
+        assert not whole, (scenario, len(whole), len(queries), whole[:3])
+
+
 def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
     before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"), dishonest.VocabularySnapshot("vocab"),
                  audit=False)
@@ -240,6 +256,20 @@ def test_a_packed_hit_credits_only_what_lies_before_the_budget_cut(tmp_path, mon
         assert no_better(doc, "packed", "packed-honest", metric,
                          lower_is_better=metric == "storage_tokens_per_session"), metric
     assert any("longer than the whole 1200-token budget" in line for line in doc.systems["packed"].findings)
+
+
+def test_negative_llm_usage_refunds_no_token_cost(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.RefundsUsage("refunds"))
+    assert value(doc, "refunds", "accuracy") == value(doc, "honest", "accuracy")
+    for metric in ("token_cost_per_session", "tes", "drift_e"):
+        assert value(doc, "refunds", metric) == pytest.approx(value(doc, "honest", metric)), metric
+    notes = doc.systems["refunds"].notes
+    for field in ("Store usage input_tokens is negative", "Retrieve usage output_tokens is not an integer",
+                  "Retrieve usage llm_calls is absurd"):
+        assert any(note.startswith(f"contract violation: {field} in ") for note in notes), (field, notes)
+    stores = [r for r in dishonest.records_of(doc, "refunds") if r["kind"] == "store"]
+    assert stores and all(r["usage"]["input_tokens"] == 0 and r["violations"] for r in stores)
+    assert not any(note.startswith("contract violation") for note in doc.systems["honest"].notes)
 
 
 def naive_accuracy(doc, system):

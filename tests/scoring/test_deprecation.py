@@ -29,3 +29,9 @@ def test_a_hit_still_asserting_the_old_value_fails_deprecation():
 
 def test_stale_outside_the_budget_does_not_count():
     assert row("I live in Lisbon", in_budget=False).deprecated is True
+
+
+def test_messages_packed_into_one_hit_in_time_order_still_assert_the_old_value():
+    # bench/attacks/chrono_pack: the pack ends on the newest value, its first line keeps Lisbon.
+    assert row("user: I live in Lisbon\nuser: I live in Porto now").deprecated is False
+    assert row("user: I moved from Lisbon to Porto\nassistant: Porto it is").deprecated is True
