@@ -179,6 +179,11 @@ def _refuse_contradictions(o: SimpleNamespace) -> None:
     if o.sealed_holdout and gating:
         raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
                       "never uses holdout scenarios")
+    from conformance.backend.systems import plan_adapter
+
+    for spec in o.adapter:
+        if spec != "oracle":
+            plan_adapter(spec, o.isolation)  # a misspelt name fails here, before any adapter starts
 
 
 def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextlib.ExitStack, log):

@@ -149,8 +149,8 @@ def _render_wide(doc: ResultDocument, console: Console) -> None:
         console.print(by_type)
 
 
-COMPACT = (("drift_c", "DRIFT-C"), ("accuracy", "accuracy"), ("selectivity", "selec-\ntivity"),
-           ("storage_tokens_per_session", "stored\ntok/sess"), ("read_latency_ms_p99", "read p99\nms"))
+COMPACT = (("drift_c", "DRIFT-C"), ("accuracy", "accuracy"), ("recall_at_k", "recall@k"),
+           ("selectivity", "selec-\ntivity"), ("storage_tokens_per_session", "stored\ntok/sess"))
 """The compact table's columns (``--wide`` shows every metric)."""
 
 
@@ -176,3 +176,13 @@ def _render_compact(doc: ResultDocument, console: Console) -> None:
             name += "\n[red]state audit failed[/red]"
         table.add_row(name, *[_compact_cell(n, result.metrics.get(n)) for n, _ in COMPACT])
     console.print(table)
+    # Why a cell is n/a, once per metric and reason (the wide table says it in the cell).
+    why: dict[tuple[str, str], list[str]] = {}
+    for label, result in doc.systems.items():
+        for name, title in COMPACT:
+            metric = result.metrics.get(name)
+            if metric is not None and metric.value is None and metric.reason:
+                why.setdefault((title.replace("-\n", "").replace("\n", " "), metric.reason), []).append(label)
+    for (title, reason), labels in why.items():
+        console.print(f"n/a {escape(title)} ({escape(', '.join(labels))}): {escape(reason)}", highlight=False,
+                      soft_wrap=True)

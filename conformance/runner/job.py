@@ -41,7 +41,7 @@ from conformance.runner.records import RunLock, compact, iter_records, keep_comp
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.request import RunRequest
 from conformance.runner.run import Progress, RunConfig, run_corpus
-from conformance.backend.systems import OracleSystem, close_systems, open_systems, plan_adapter
+from conformance.backend.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
 from conformance.scoring.causes import system_causes
 from conformance.scoring.pairwise import compare_systems
@@ -299,9 +299,6 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
                        f"adapter process per scenario, which --concurrency {r.concurrency} cannot share: pass "
                        "--concurrency 1 or --no-fresh-process")
     specs = ["none", REFERENCE] + [a for a in r.adapters if a not in ("none", REFERENCE)]
-    for spec in specs:
-        if spec != "oracle":
-            plan_adapter(spec, r.isolation)  # a misspelt name fails here, before any adapter starts
     records_path = Path(r.records_dir) / r.run_id / "records.jsonl"
     config = r.config
     if r.llm is not None and r.llm.answer is not None:
