@@ -211,7 +211,13 @@ def existing_image(client, name: str) -> AdapterImage:
     """
     image = find_image(client, name)
     if image is None:
-        raise ImageBuildError(f"no image {name}, and no adapter folder with a Dockerfile to build it from")
+        from conformance import paths
+
+        shipped = sorted(p.parent.name for p in paths.adapters_dir().glob("*/Dockerfile"))
+        bare = name.split("drift-adapter-", 1)[-1].split(":", 1)[0]
+        raise ImageBuildError(f"no image {name}, and no adapter folder with a Dockerfile to build it from; the "
+                              f"adapters that ship one (built on first use): {', '.join(shipped)}; or drop the "
+                              f":TAG (--adapter {bare}) to run the adapter in its own process")
     return AdapterImage(name, image.id, _labels(image).get(INPUTS_LABEL), manifest_of(image, name))
 
 

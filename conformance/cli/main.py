@@ -86,7 +86,7 @@ class _GateType(click.ParamType):
               show_default=True, help="Where run records (JSONL) are appended.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Write result.json here.")
 @click.option("--json", "as_json", envvar="DRIFT_JSON", is_flag=True, help="Print result.json to stdout instead of the table.")
-@click.option("--quiet", is_flag=True, help="No progress bar or log lines.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar or log lines.")
 @click.option("--wide", is_flag=True, help="Print every table in full (about 200 columns) instead of the compact one.")
 @click.option("--compare", "compare_with", type=click.Path(dir_okay=False, path_type=Path), metavar="BASELINE",
               help="Gate this run against a committed baseline (as `compare`): exit 0 pass, 1 regression, "
