@@ -205,33 +205,28 @@ def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monk
                          lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
-def test_a_snapshot_padded_with_spaces_is_caught_and_its_storage_not_used(tmp_path, monkeypatch):
-    before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"),
-                 audit=False)
+def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_path, monkeypatch):
+    """Two cheats in one pair of runs: pads (a word and a run of spaces per message backs each
+    message's length) and launders (hits from unshown sessions cite a session the Snapshot holds)."""
+    signal = dishonest.signal_sessions(SCENARIOS)
+
+    def cheats():
+        return dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"), dishonest.LaundersCitations("launders",
+                                                                                                          signal)
+
+    before = run(tmp_path / "before", monkeypatch, *cheats(), audit=False)
     assert value(before, "pads", "accuracy") == value(before, "honest", "accuracy")
     assert value(before, "pads", "storage_tokens_per_session") < value(before, "honest",
                                                                        "storage_tokens_per_session") / 2
-    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"))
-    audit = doc.systems["pads"].state_audit
-    assert audit.passed is False and any("not backed" in line for line in audit.findings)
-    assert doc.systems["honest"].state_audit.passed
-    for metric in ("recall_at_k", *STORAGE):
-        assert no_better(doc, "pads", "honest", metric,
-                         lower_is_better=metric == "storage_tokens_per_session"), metric
-
-
-def test_citations_laundered_through_a_held_session_are_caught(tmp_path, monkeypatch):
-    signal = dishonest.signal_sessions(SCENARIOS)
-    before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"),
-                 dishonest.LaundersCitations("launders", signal), audit=False)
     assert value(before, "launders", "selectivity") > value(before, "honest", "selectivity")
-    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.LaundersCitations("launders", signal))
-    audit = doc.systems["launders"].state_audit
-    assert audit.passed is False and any("does not hold" in line for line in audit.findings), audit.findings
+    doc = run(tmp_path / "after", monkeypatch, *cheats())
     assert doc.systems["honest"].state_audit.passed
-    for metric in ("recall_at_k", *STORAGE):
-        assert no_better(doc, "launders", "honest", metric,
-                         lower_is_better=metric == "storage_tokens_per_session"), metric
+    for cheat, finding in (("pads", "not backed"), ("launders", "does not hold")):
+        audit = doc.systems[cheat].state_audit
+        assert audit.passed is False and any(finding in line for line in audit.findings), (cheat, audit.findings)
+        for metric in ("recall_at_k", *STORAGE):
+            assert no_better(doc, cheat, "honest", metric,
+                             lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
 
 
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
