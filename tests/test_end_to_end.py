@@ -13,7 +13,7 @@ import pytest
 from conformance.cli.generate import comparable_bytes
 
 REPO = Path(__file__).resolve().parents[1]
-DATASETS = Path(os.environ.get("DRIFT_DATASETS_DIR", REPO.parent / "shared" / "datasets"))
+DATASETS = Path(os.environ.get("DRIFT_DATASETS_DIR") or REPO.parent / "shared" / "datasets")
 
 pytestmark = pytest.mark.slow
 
