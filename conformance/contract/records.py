@@ -6,7 +6,8 @@
 marked "written only when it applies" is left out of the line when it does not (hard-gate,
 hermetic records keep their shape). Fields a later version added have defaults, so records
 written before them still read: ``repeat`` (1), ``violations`` ([]), ``carried`` (absent:
-every cited id counts, :mod:`conformance.scoring.rows`).
+every cited id counts, :mod:`conformance.scoring.rows`). The ``verdict`` kind came later too:
+older records have none.
 """
 
 from __future__ import annotations
@@ -188,8 +189,27 @@ class ScenarioDone(RecordModel):
     failed_systems: list[str] = []
 
 
+class VerdictRecord(_OfScenario):
+    """How one probe of one system was scored, written once the run is scored (first pass only).
+
+    The report's run explorer reads these, so a holdout scenario's verdicts and causes are shown
+    without its gold ever being read again. Records written before this kind have none (the
+    report then scores non-holdout probes from gold). A resumed run drops them and writes them anew.
+    """
+
+    kind: Literal["verdict"] = "verdict"
+    probe_id: str
+    probe_type: str
+    correct: bool | None
+    """None when the probe is not graded (free-form without an answer model)."""
+    cause: str | None
+    """Its failure cause (:data:`conformance.scoring.causes.CAUSES`); None when not scored."""
+    recall_at_k: float | None = None
+    """Share of gold evidence carried by the top k (None without evidence or provenance)."""
+
+
 RunRecord = Annotated[Union[RunHeader, StoreRecord, ProbeRecord, StateRecord, FaultRecord, RetryRecord,
-                            RestartRecord, ScenarioDone], Field(discriminator="kind")]
+                            RestartRecord, ScenarioDone, VerdictRecord], Field(discriminator="kind")]
 """Any line of ``records.jsonl``, told apart by ``kind``."""
 
 RUN_RECORD = TypeAdapter(RunRecord)

@@ -1,4 +1,5 @@
-"""The HTML report: one self-contained file (inline CSS, inline SVG plots, no script).
+"""The HTML report: one self-contained file (inline CSS, inline SVG plots; with the run
+explorer, inline vanilla JavaScript and its compressed data, :mod:`conformance.report.explorer_page`).
 
 The tables and the deviations list are built here as plain data (``Table``, ``Cell``,
 ``deviations``) and rendered twice: as HTML below and as Markdown in
@@ -660,13 +661,18 @@ def _measurement_and_deviations(doc: ResultDocument) -> list[str]:
     return sections
 
 
-def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
+def render_html(doc: ResultDocument, audit: dict | None = None, explorer: str | None = None) -> str:
+    """The report page; ``explorer`` is the run explorer's section
+    (:func:`conformance.report.explorer_page.explorer_section`), placed after the headline."""
+    from conformance.report.explorer_page import CSS as EXPLORER_CSS
+
     receipt = doc.receipt
     all_tables = tables(doc)
     by_key = {t.key: t for t in all_tables}
     sections: list[str] = []
 
-    head = [("summary", "Run summary"), ("comparison", "Which system is better"), ("headline", "Headline"), ("paired", "Paired differences"),
+    head = [("summary", "Run summary"), ("comparison", "Which system is better"), ("headline", "Headline"),
+            *([("explorer", "Run explorer")] if explorer is not None else []), ("paired", "Paired differences"),
             ("plots", "Plots"), ("details", "All tables"), ("breakdowns", "Breakdowns"),
             ("measurement", "How metrics were measured"), ("deviations", "Deviations from the fairness contract"),
             ("systems", "Systems"), ("receipt", "Receipt")]
@@ -681,6 +687,8 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
         "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in differing) + "</ul>" if differing else
         ("<p>No pair of systems differs after Holm's adjustment.</p>" if doc.comparisons else "")))
     sections.append(table_html(by_key["headline"], level=2))
+    if explorer is not None:
+        sections.append(explorer)
 
     sections.append('<h2 id="paired">Paired differences</h2>')
     sections += [table_html(by_key[k]) for k in ("paired-none", "paired-baseline", "noise-floor")]
@@ -712,7 +720,8 @@ def render_html(doc: ResultDocument, audit: dict | None = None) -> str:
     title = f"drift-conformance report: {len(receipt.scenarios)} scenarios, {len(doc.systems)} systems"
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+            f"<title>{_e(title)}</title>\n<style>{_CSS}{EXPLORER_CSS if explorer is not None else ''}</style>\n"
+            "</head>\n<body>\n"
             f"<h1>{_e(title)}</h1>\n<p>Numbers carry their 95% cluster-bootstrap interval over scenarios "
             "<span class=\"ci\">[low, high]</span> where one can be computed (a metric resting on one scenario "
             "says so instead; * marks an interval over only some resamples, see the cell's tooltip); n/a means "

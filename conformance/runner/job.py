@@ -36,14 +36,14 @@ from conformance.runner.formats import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
 from conformance.runner.audit import AUDIT_FINDING_NOTE, apply_state_audit, audit_reasons, provenance_findings
-from conformance.contract.records import RunHeader
-from conformance.runner.records import RunLock, compact, iter_records, keep_completed, typed_records
+from conformance.contract.records import RunHeader, VerdictRecord
+from conformance.runner.records import RecordWriter, RunLock, compact, iter_records, keep_completed, typed_records
 from conformance.llm.judge import GRADES_FILE, grade_records, judging_counts
 from conformance.runner.request import RunRequest
 from conformance.runner.run import Progress, RunConfig, run_corpus
 from conformance.backend.systems import OracleSystem, close_systems, open_systems
 from conformance.scoring import build_probe_rows, infra_failures, paired_vs, score_system
-from conformance.scoring.causes import system_causes
+from conformance.scoring.causes import probe_causes, system_causes
 from conformance.scoring.pairwise import compare_systems
 from conformance.scoring.rows import ProbeRow
 from conformance.scoring.ceiling import oracle_ceiling
@@ -196,6 +196,7 @@ def run(request: RunRequest, *, log: Callable[[str], None] = _silent, progress: 
         streamed = stream(plan, log, progress)
         graded = grade(plan, streamed, log)
         results, scoring = score(plan, streamed, graded)
+        write_verdicts(plan.records_path, scoring, graded.gold)
         return result_document(plan, streamed, graded, results, scoring, started_at), scoring.rows
 
 
@@ -524,6 +525,27 @@ def _scoring(plan: Plan, streamed: Streamed, graded: Graded) -> Scoring:
                    paradigm_of=paradigm_of, rows=rows, rows2=rows2, suites=suites, suites2=suites2)
 
 
+def write_verdicts(records_path: Path, scoring: Scoring, gold: dict) -> int:
+    """Append one ``verdict`` record per scored probe row of the first pass (correct, failure
+    cause, recall@k), so the report's run explorer shows verdicts without reading gold again.
+    Returns how many were written."""
+    writer = RecordWriter(records_path)
+    written = 0
+    try:
+        for label, rows in scoring.rows.items():
+            causes = probe_causes(rows, scoring.by_system[label], gold, scoring.sessions_of)
+            for row in rows:
+                writer.write(VerdictRecord(system=label, scenario_id=row.scenario_id, probe_id=row.probe_id,
+                                           probe_type=row.probe_type, correct=row.correct,
+                                           cause=causes.get((label, row.scenario_id, row.probe_id)),
+                                           recall_at_k=row.recall_at_k))
+                written += 1
+        writer.sync()
+    finally:
+        writer.close()
+    return written
+
+
 def _system_result(system, plan: Plan, graded: Graded, s: Scoring) -> SystemResult:
     r, label = plan.request, system.label
     recs = s.by_system[label]
@@ -654,7 +676,8 @@ def _receipt_config(plan: Plan, graded: Graded) -> dict:
            "gate": str(r.gate), "repeats": r.repeats, "baseline_system": r.baseline_system, "reference": REFERENCE,
            "amnesiac": AMNESIAC, "concurrency": r.concurrency, "fresh_process": plan.fresh_process,
            "resumed": r.resume, "host": host(), "fixtures_dir": str(r.fixtures_dir), "gold_dir": str(r.gold_dir),
-           "run_id": r.run_id, "records": str(plan.records_path.resolve())}
+           "run_id": r.run_id, "records": str(plan.records_path.resolve()),
+           "records_sha256": file_sha256(plan.records_path)[0]}
     if graded.grading is not None:
         out["grades_sha256"] = file_sha256(plan.records_path.parent / GRADES_FILE)[0]
     out["sealed_holdout"] = r.sealed_holdout

@@ -188,13 +188,15 @@ def keep_completed(path: Path) -> tuple[dict | None, set[tuple[str, int]]]:
     Returns (the ``run`` header record or None, the set of (scenario id, repeat) that have
     a ``scenario_done`` record). Rewrites ``path`` atomically (temporary file, fsync,
     rename) with the header and the records of finished scenarios only, so the records
-    of a scenario the kill interrupted, and a torn last line, are dropped and rerun.
+    of a scenario the kill interrupted, and a torn last line, are dropped and rerun (and
+    ``verdict`` records, which scoring the resumed run writes again).
     """
     records = read_records(path)
     header = next((r for r in records if r.get("kind") == "run"), None)
     done = {(r["scenario_id"], r.get("repeat", 1)) for r in records if r.get("kind") == "scenario_done"}
+    # Verdicts are written when the run is scored, so a resumed run writes them anew.
     kept = [r for r in records if r.get("kind") == "run"
-            or (r.get("scenario_id"), r.get("repeat", 1)) in done]
+            or (r.get("kind") != "verdict" and (r.get("scenario_id"), r.get("repeat", 1)) in done)]
     tmp = Path(path).with_name(Path(path).name + ".resume-tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         for record in kept:

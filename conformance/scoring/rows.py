@@ -21,7 +21,7 @@ from typing import Any
 from conformance.contract.answer_text import last_option_in, normalize_answer
 from conformance.contract.gold import GoldFile, GoldProbe
 
-__all__ = ["ProbeRow", "build_probe_rows", "cited_ids", "stale_in_budget"]
+__all__ = ["ProbeRow", "build_probe_rows", "cited_ids", "stale_hit", "stale_in_budget"]
 
 
 @dataclass(frozen=True)
@@ -129,11 +129,18 @@ def _deprecated(record: Mapping[str, Any], probe: GoldProbe) -> bool | None:
     """
     if not probe.stale:
         return None  # nothing was ever true before: deprecation is undefined
+    return not any(stale_hit(hit, probe) for hit in record.get("hits") or [] if hit.get("in_budget"))
+
+
+def stale_hit(hit: Mapping[str, Any], probe: GoldProbe) -> bool:
+    """True when some line of the hit's text still asserts one of the probe's stale answers:
+    of the probe's known values (gold answer, accepted variants, stale answers), the one it
+    mentions last is stale (the rule of :func:`_deprecated`). False for probes with no stale answer."""
+    if not probe.stale:
+        return False
     known = [probe.answer, *probe.accepted, *probe.stale]
     stale = set(probe.stale)
-    lines = [line for hit in record.get("hits") or [] if hit.get("in_budget")
-             for line in (hit.get("text") or "").splitlines()]
-    return not any(last_option_in(line, known) in stale for line in lines)
+    return any(last_option_in(line, known) in stale for line in (hit.get("text") or "").splitlines())
 
 
 def stale_in_budget(record: Mapping[str, Any], probe: GoldProbe) -> bool:
