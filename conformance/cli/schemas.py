@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 from conformance.backend.manifest import ADAPTER_SCHEMA_VERSION, AdapterManifest
 from conformance.contract.fixture import FIXTURE_SCHEMA_VERSION, FixtureLine
 from conformance.contract.gold import GOLD_SCHEMA_VERSION, GoldFile
+from conformance.contract.probes import PROBES_SCHEMA_VERSION, ProbeLine
 from conformance.contract.records import RECORD_SCHEMA_VERSION, RUN_RECORD
 from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.gate.baseline import BASELINE_SCHEMA_VERSION, Baseline
@@ -55,6 +56,9 @@ def render_schemas() -> dict[str, str]:
         "run-record.schema.json": _finish(RUN_RECORD.json_schema(), "run-record.schema.json",
                                           "One line of a run's records (<records-dir>/<run id>/records.jsonl)",
                                           RECORD_SCHEMA_VERSION),
+        "probes.schema.json": _finish(ProbeLine.model_json_schema(), "probes.schema.json",
+                                      "One line of probes.jsonl (drift-conformance report RESULT --probes PATH)",
+                                      PROBES_SCHEMA_VERSION),
     }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from conformance.backend.manifest import ADAPTER_SCHEMA_VERSION
 from conformance.contract.fixture import FIXTURE_SCHEMA_VERSION
 from conformance.contract.gold import GOLD_SCHEMA_VERSION
+from conformance.contract.probes import PROBES_SCHEMA_VERSION
 from conformance.contract.records import RECORD_SCHEMA_VERSION
 from conformance.contract.result import RESULT_SCHEMA_VERSION
 from conformance.gate.baseline import BASELINE_SCHEMA_VERSION
@@ -22,4 +23,4 @@ def schema_versions() -> dict[str, str]:
     """Format name (``result``, ``baseline``, ...) -> its schema_version, for the receipt."""
     return {"fixture-line": FIXTURE_SCHEMA_VERSION, "gold": GOLD_SCHEMA_VERSION, "result": RESULT_SCHEMA_VERSION,
             "scenario": SCENARIO_SCHEMA_VERSION, "adapter": ADAPTER_SCHEMA_VERSION, "baseline": BASELINE_SCHEMA_VERSION,
-            "run-record": RECORD_SCHEMA_VERSION}
+            "run-record": RECORD_SCHEMA_VERSION, "probes": PROBES_SCHEMA_VERSION}
