@@ -177,8 +177,10 @@ def _score_from_gold(run: RunProbes, states: dict) -> None:
         if (system, sid) not in have and run.scenarios.get(sid) and run.scenarios[sid].gold is not None:
             missing[(system, sid)].append(record)
     for (system, sid), records in missing.items():
-        scenario = run.scenarios[sid]
-        gold = {sid: scenario.gold}
+        scenario, asked = run.scenarios[sid], {r["probe_id"] for r in records}
+        # Only the probes the records hold (a run stopped early holds fewer than gold lists).
+        gold = {sid: scenario.gold.model_copy(update={"probes": [p for p in scenario.gold.probes
+                                                                  if p.probe_id in asked]})}
         rows = build_probe_rows(records, gold, {sid: scenario.sessions})
         causes = probe_causes(rows, records + states.get((system, sid), []), gold, {sid: scenario.sessions})
         for row in rows:
