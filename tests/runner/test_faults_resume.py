@@ -186,6 +186,8 @@ def test_keep_completed_drops_unfinished_scenarios_and_torn_lines(tmp_path):
     writer.write({"kind": "probe", "scenario_id": "a", "repeat": 1})
     writer.write({"kind": "scenario_done", "scenario_id": "a", "repeat": 1})
     writer.write({"kind": "probe", "scenario_id": "b", "repeat": 1})
+    # A scored run's verdicts: scoring the resumed run writes them anew, so they go.
+    writer.write({"kind": "verdict", "scenario_id": "a", "repeat": 1})
     writer.close()
     with open(path, "a") as handle:
         handle.write('{"kind": "pro')
