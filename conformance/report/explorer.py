@@ -120,6 +120,8 @@ def _scenarios(doc: ResultDocument) -> tuple[dict[str, _Scenario], list[str]]:
         out[sid] = scenario
         if sid in sealed or not path.is_file():
             scenario.note = "sealed scenario" if sid in sealed else f"fixture not found at {path}"
+            if sid not in sealed:
+                notes.append(f"{sid}: question options and gold not shown: {scenario.note}")
             continue
         header, scenario.probes = _read_fixture(path)
         scenario.paradigm = (header or {}).get("paradigm")
@@ -127,6 +129,8 @@ def _scenarios(doc: ResultDocument) -> tuple[dict[str, _Scenario], list[str]]:
         gold_path = gold_dir / f"{sid}.json"
         if scenario.holdout or not gold_path.is_file():
             scenario.note = "holdout scenario" if scenario.holdout else f"gold not found at {gold_path}"
+            if not scenario.holdout:
+                notes.append(f"{sid}: gold not shown: {scenario.note}")
             continue
         recorded = doc.receipt.scenario_hashes.get(sid)
         if recorded is not None and scenario_hashes([path], gold_dir)[sid] != recorded:

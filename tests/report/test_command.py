@@ -116,3 +116,15 @@ def test_report_refuses_results_it_cannot_trust(tmp_path, doc, edit, message):
     path.write_text(json.dumps(data))
     result = CliRunner().invoke(report_cmd, [str(path), "--markdown", str(tmp_path / "r.md")])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_a_result_naming_no_records(tmp_path, doc):
+    """The page alone goes without the explorer (a note says so); the exports need the records."""
+    result = tmp_path / "result.json"
+    result.write_text(doc.model_dump_json(indent=2))
+    out = invoke(result, "--html", tmp_path / "r.html")
+    assert out.exit_code == 0 and "names no run records; the page has no run explorer" in out.output
+    assert 'id="explorer-data"' not in (tmp_path / "r.html").read_text()
+    for flag in ("--probes", "--compare"):
+        out = invoke(result, flag, tmp_path / ("p.jsonl" if flag == "--probes" else "result.json"))
+        assert out.exit_code == 2 and "names no run records" in out.output and "--records PATH" in out.output
