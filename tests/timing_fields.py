@@ -28,7 +28,7 @@ TIMING_SERIES = frozenset({"latency_quantiles_ms"})
 RUN_RECEIPT_FIELDS = frozenset({"started_at", "finished_at", "git_commit", "isolation"})
 """Receipt fields that name this run, this checkout or this host's processes."""
 
-RUN_CONFIG_FIELDS = frozenset({"run_id", "records", "host", "fixtures_dir", "gold_dir"})
+RUN_CONFIG_FIELDS = frozenset({"run_id", "records", "records_sha256", "host", "fixtures_dir", "gold_dir"})
 """Keys of ``receipt.config`` that name this run, its paths or its host."""
 
 RUN_SYSTEM_FIELDS = frozenset({"isolation"})

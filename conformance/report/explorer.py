@@ -30,6 +30,7 @@ from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.probes import ProbeGold, ProbeHit, ProbeLine
 from conformance.contract.result import ResultDocument
 from conformance.errors import DriftError
+from conformance.runner.records import iter_records
 from conformance.scoring.causes import probe_causes
 from conformance.scoring.rows import build_probe_rows, cited_ids, stale_hit
 
@@ -43,16 +44,20 @@ FAILED = ("wrong", "unanswered")
 
 
 def find_records(doc: ResultDocument, result_path: Path, override: Path | None = None) -> Path:
-    """The records file of a result: ``override`` (``--records``) or the path the result names,
-    checked against the SHA-256 it names (results older than the hash are not checked).
+    """The records file of a result: ``override`` (``--records``) or the path the result names
+    (a relative one looked for beside the result first), checked against the SHA-256 it names
+    (results older than the hash are not checked).
 
     Raises:
         DriftError: the result names no records and none was given, the file is missing, or its
             SHA-256 differs from the one the result names.
     """
+    from conformance.report.audit import _resolve_records
+
     cfg = doc.receipt.config
     named = cfg.get("records")
-    path = Path(override) if override is not None else Path(named) if isinstance(named, str) else None
+    path = (Path(override) if override is not None
+            else _resolve_records(result_path, named) if isinstance(named, str) else None)
     if path is None:
         raise DriftError(f"{result_path}: the result names no run records (written before they were named); "
                          "pass --records PATH (<records-dir>/<run id>/records.jsonl)")
@@ -148,17 +153,10 @@ def load_run_probes(doc: ResultDocument, records_path: Path) -> RunProbes:
     scenarios, and score from gold the systems whose records carry no verdict (older records).
 
     Raises:
-        conformance.runner.records.RecordsError is not raised here: records are read as JSON lines;
-        DriftError: a line is not JSON (file and line named).
+        conformance.runner.records.RecordsError: a line is not a JSON object (file and line named).
     """
     probes, verdicts, states = {}, {}, defaultdict(list)
-    for number, raw in enumerate(open(records_path, encoding="utf-8"), start=1):
-        if not raw.endswith("\n"):
-            break  # a torn last line
-        try:
-            record = json.loads(raw)
-        except ValueError as exc:
-            raise DriftError(f"{records_path}: line {number}: not a JSON record ({exc})") from None
+    for record in iter_records(records_path):
         if record.get("repeat", 1) != 1:
             continue
         kind = record.get("kind")
