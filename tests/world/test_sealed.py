@@ -83,6 +83,11 @@ def test_sealed_run_records_only_the_seed_hash(tmp_path):
     assert not Path(receipt["config"]["fixtures_dir"]).exists()  # the private corpus is gone
     outputs = [proc.stdout, proc.stderr] + [p.read_text() for p in tmp_path.rglob("*") if p.is_file()]
     assert all(SECRET not in text for text in outputs)
+    # The explorer's export shows the sealed scenario's verdicts, never gold.
+    export = cli("report", "result.json", "--probes", "probes.jsonl", cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+    lines = [json.loads(x) for x in (tmp_path / "probes.jsonl").read_text().splitlines()]
+    assert lines and all(p["holdout"] and p["gold"] is None and p["verdict"] in ("correct", "wrong") for p in lines)
 
 
 def test_sealed_holdout_never_feeds_the_gate(tmp_path):
