@@ -254,7 +254,7 @@ def _browser():
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
-def test_the_page_works_in_headless_chromium(runs, built):
+def test_the_page_works_in_headless_chromium(runs, built, tmp_path):
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     mine, before = runs
@@ -325,5 +325,28 @@ def test_the_page_works_in_headless_chromium(runs, built):
         assert set(shown()) == {p for p in verdict_now if verdict_now[p] and not verdict_then[p]}
         logs = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
         assert logs == []
+        # Adapter output is text, never markup: a hostile hit and answer render as their characters.
+        hostile = tmp_path / "hostile.html"
+        hostile.write_text(_hostile_page(mine))
+        browser.get(hostile.as_uri())
+        WebDriverWait(browser, 30).until(lambda b: b.execute_script("return document.documentElement.dataset.explorer"))
+        assert js("return window.pwned") is None
+        page_text = js("return document.getElementById('ex-list').textContent")
+        assert HOSTILE_TEXT in page_text and "answer: " + HOSTILE_TEXT in page_text
     finally:
         browser.quit()
+
+
+HOSTILE_TEXT = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script>'
+
+
+def _hostile_page(result: Path) -> str:
+    from conformance.report.explorer_page import explorer_section
+
+    doc = load_result(result)
+    lines = explorer.probe_lines(explorer.load_run_probes(doc, explorer.find_records(doc, result)))
+    first = next(i for i, line in enumerate(lines) if line.system == "sut" and line.hits)
+    hits = [lines[first].hits[0].model_copy(update={"text": HOSTILE_TEXT}), *lines[first].hits[1:]]
+    lines[first] = lines[first].model_copy(update={"hits": hits, "answer": HOSTILE_TEXT, "verdict": "wrong"})
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
+            + explorer_section(explorer.page_payload(lines, None, "sut"), []) + "</body></html>")
