@@ -100,6 +100,11 @@ def _diff_lines(lines, baseline, compare_path: Path, limit: int = 20) -> list[st
             if ids:
                 more = f" ... and {len(ids) - limit} more" if len(ids) > limit else ""
                 out.append(f"    {title}: {', '.join(ids[:limit])}{more}")
+    mine, theirs = dict.fromkeys(p.system for p in lines), dict.fromkeys(p.system for p in baseline)
+    for system in [s for s in mine if s not in theirs]:
+        out.append(f"  {system}: not in the baseline run")
+    for system in [s for s in theirs if s not in mine]:
+        out.append(f"  {system}: only in the baseline run")
     return out
 
 
