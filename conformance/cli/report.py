@@ -25,13 +25,17 @@ from conformance.errors import DriftError
 @click.option("--compare", "compare_path", type=click.Path(dir_okay=False, path_type=Path), metavar="BASELINE",
               help="Diff this run against another run's result.json probe by probe (newly failed, newly fixed), "
                    "in the terminal and in the page.")
+@click.option("--fixtures", "fixtures_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="The run's fixtures folder, when it is not where the result names it (the explorer's questions).")
+@click.option("--gold", "gold_dir", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="The run's gold folder, when it moved; joined only where its files hash as the run recorded.")
 @click.option("--no-explorer", is_flag=True, help="Leave the run explorer out of the HTML page.")
 @click.option("--wide", is_flag=True, help="Print every table in full (about 200 columns) instead of the compact one.")
 @click.option("--audit", "audit_path", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Show judge-human agreement from `drift-conformance audit score ... --out PATH`.")
 def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None, probes_path: Path | None,
-               records_path: Path | None, compare_path: Path | None, no_explorer: bool, wide: bool,
-               audit_path: Path | None) -> None:
+               records_path: Path | None, compare_path: Path | None, fixtures_dir: Path | None, gold_dir: Path | None,
+               no_explorer: bool, wide: bool, audit_path: Path | None) -> None:
     """Render a result.json as a readable report (the terminal table when no file is asked for).
 
     \b
@@ -51,7 +55,7 @@ def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None,
     lines = baseline = None
     notes: list[str] = []
     if wants_explorer or probes_path is not None or compare_path is not None:
-        lines, notes, baseline = _probe_data(doc, result, records_path, compare_path,
+        lines, notes, baseline = _probe_data(doc, result, (records_path, fixtures_dir, gold_dir), compare_path,
                                              optional=probes_path is None and compare_path is None)
     if html_path is None and markdown_path is None and probes_path is None:
         from rich.console import Console
@@ -59,24 +63,28 @@ def report_cmd(result: Path, html_path: Path | None, markdown_path: Path | None,
         from conformance.report.table import render
 
         render(doc, Console(), wide=wide)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     diff = _diff_lines(lines, baseline, compare_path) if baseline is not None else []
     for line in diff:
         click.echo(line)
     _write_outputs(doc, audit, (html_path, markdown_path, probes_path), lines, baseline, notes + diff)
 
 
-def _probe_data(doc, result: Path, records_path: Path | None, compare_path: Path | None, optional: bool):
-    """(this run's probe lines, notes on what gold was not joined, the baseline's lines or None).
+def _probe_data(doc, result: Path, sources: tuple, compare_path: Path | None, optional: bool):
+    """(this run's probe lines, notes on what gold was not joined, the baseline's lines or None);
+    ``sources``: the --records, --fixtures and --gold overrides (None each when not given).
     With ``optional`` (the page alone) a result that names no records gives (None, [], None) and a
     note on stderr instead of an error."""
     from conformance.report import command as files
     from conformance.report import explorer
 
+    records_path, fixtures_dir, gold_dir = sources
     if optional and records_path is None and "records" not in doc.receipt.config:
         click.echo(f"note: {result} names no run records; the page has no run explorer (pass --records PATH)",
                    err=True)
         return None, [], None
-    run = explorer.load_run_probes(doc, explorer.find_records(doc, result, records_path))
+    run = explorer.load_run_probes(doc, explorer.find_records(doc, result, records_path), fixtures_dir, gold_dir)
     lines = explorer.probe_lines(run)
     baseline = None
     if compare_path is not None:

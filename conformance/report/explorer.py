@@ -114,10 +114,12 @@ def _read_fixture(path: Path) -> tuple[dict | None, dict[str, dict]]:
     return header, probes
 
 
-def _scenarios(doc: ResultDocument) -> tuple[dict[str, _Scenario], list[str]]:
-    """Every scenario of the run with its fixture probes and, where allowed and unchanged, its gold."""
+def _scenarios(doc: ResultDocument, corpus: tuple[Path | None, Path | None]) -> tuple[dict[str, _Scenario], list[str]]:
+    """Every scenario of the run with its fixture probes and, where allowed and unchanged, its gold.
+    ``corpus``: (fixtures, gold) folders in place of those the receipt names, or None each."""
     cfg = doc.receipt.config
-    fixtures_dir, gold_dir = Path(str(cfg.get("fixtures_dir", "fixtures"))), Path(str(cfg.get("gold_dir", "gold")))
+    fixtures_dir = corpus[0] or Path(str(cfg.get("fixtures_dir", "fixtures")))
+    gold_dir = corpus[1] or Path(str(cfg.get("gold_dir", "gold")))
     sealed = set((cfg.get("sealed_holdout") or {}).get("scenarios") or [])
     out, notes = {}, []
     for sid in doc.receipt.scenarios:
@@ -148,9 +150,12 @@ def _scenarios(doc: ResultDocument) -> tuple[dict[str, _Scenario], list[str]]:
     return out, notes
 
 
-def load_run_probes(doc: ResultDocument, records_path: Path) -> RunProbes:
+def load_run_probes(doc: ResultDocument, records_path: Path, fixtures_dir: Path | None = None,
+                    gold_dir: Path | None = None) -> RunProbes:
     """Read a run's first-pass probe records and verdicts (the last verdict of a probe wins), its
     scenarios, and score from gold the systems whose records carry no verdict (older records).
+    ``fixtures_dir``/``gold_dir`` replace the folders the receipt names (a corpus that moved; gold
+    is still joined only where the files hash as the run recorded).
 
     Raises:
         conformance.runner.records.RecordsError: a line is not a JSON object (file and line named).
@@ -165,7 +170,7 @@ def load_run_probes(doc: ResultDocument, records_path: Path) -> RunProbes:
             (probes if kind == "probe" else verdicts)[key] = record
         elif kind == "state":
             states[(record["system"], record["scenario_id"])].append(record)
-    scenarios, notes = _scenarios(doc)
+    scenarios, notes = _scenarios(doc, (fixtures_dir, gold_dir))
     run = RunProbes(systems=list(doc.systems), probes=probes, verdicts=verdicts, scenarios=scenarios, notes=notes)
     _score_from_gold(run, states)
     return run

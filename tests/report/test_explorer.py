@@ -350,3 +350,28 @@ def _hostile_page(result: Path) -> str:
     lines[first] = lines[first].model_copy(update={"hits": hits, "answer": HOSTILE_TEXT, "verdict": "wrong"})
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>"
             + explorer_section(explorer.page_payload(lines, None, "sut"), []) + "</body></html>")
+
+
+def test_a_moved_corpus_is_named_and_changed_gold_is_not_joined(runs, tmp_path):
+    mine, _ = runs
+    cfg = json.loads(mine.read_text())["receipt"]["config"]
+    moved = tmp_path / "corpus"
+    shutil.copytree(Path(cfg["fixtures_dir"]).parent, moved)
+    doc = json.loads(mine.read_text())
+    doc["receipt"]["config"].update(fixtures_dir=str(tmp_path / "gone" / "fixtures"), gold_dir=str(tmp_path / "gone" / "gold"))
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(doc))
+
+    def export(*extra, note: str | None = None) -> list[dict]:
+        out = report(result, "--probes", tmp_path / "p.jsonl", *extra)
+        assert out.exit_code == 0, out.output
+        assert note is None or f"note: {OPEN}: " in out.output and note in out.output
+        return [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+
+    assert all(p["gold"] is None and p["options"] == [] for p in export(note="fixture not found at"))
+    lines = export("--fixtures", moved / "fixtures", "--gold", moved / "gold")
+    assert all((p["gold"] is not None) == (p["scenario_id"] == OPEN) and p["options"] for p in lines)
+    gold = moved / "gold" / f"{OPEN}.json"
+    gold.write_text(gold.read_text().replace(OPEN_CANARY, "edited-after-the-run"))
+    assert all(p["gold"] is None for p in export("--fixtures", moved / "fixtures", "--gold", moved / "gold",
+                                                 note="its fixture or gold changed since the run"))
