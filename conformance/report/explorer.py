@@ -31,6 +31,7 @@ from conformance.contract.probes import ProbeGold, ProbeHit, ProbeLine
 from conformance.contract.result import ResultDocument
 from conformance.errors import DriftError
 from conformance.runner.records import iter_records
+from conformance.secrets import redact
 from conformance.scoring.causes import probe_causes
 from conformance.scoring.rows import build_probe_rows, cited_ids, stale_hit
 
@@ -257,7 +258,7 @@ def write_probes_jsonl(lines: list[ProbeLine], path: Path) -> None:
     try:
         with open(path, "w", encoding="utf-8") as handle:
             for line in lines:
-                handle.write(json.dumps(line.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n")
+                handle.write(redact(json.dumps(line.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)) + "\n")
     except OSError as exc:
         raise DriftError(f"{path}: cannot write probes: {exc.strerror or exc}") from None
 
@@ -337,7 +338,10 @@ def page_payload(lines: list[ProbeLine], baseline: list[ProbeLine] | None = None
     """The explorer's data as base64 of gzip of its JSON (the page inflates it with the browser's
     DecompressionStream). ``default``: the system shown first. Deterministic: gzip's timestamp is
     fixed at 0."""
-    raw = json.dumps(_pack(lines, baseline, default), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # Records are redacted when written; the page is redacted again as every report is (its
+    # compressed data would hide a key from a scan of the file).
+    text = redact(json.dumps(_pack(lines, baseline, default), ensure_ascii=False, separators=(",", ":")))
+    raw = text.encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 

@@ -375,3 +375,16 @@ def test_a_moved_corpus_is_named_and_changed_gold_is_not_joined(runs, tmp_path):
     gold.write_text(gold.read_text().replace(OPEN_CANARY, "edited-after-the-run"))
     assert all(p["gold"] is None for p in export("--fixtures", moved / "fixtures", "--gold", moved / "gold",
                                                  note="its fixture or gold changed since the run"))
+
+
+def test_the_page_data_and_the_export_are_redacted(runs, tmp_path, monkeypatch):
+    """A secret's value that an adapter echoed into a hit is replaced, inside the compressed data too."""
+    mine, _ = runs
+    doc = load_result(mine)
+    lines = explorer.probe_lines(explorer.load_run_probes(doc, explorer.find_records(doc, mine)))
+    secret = next(h.text for line in lines for h in line.hits if len(h.text) >= 20)[:20]
+    monkeypatch.setenv("EXPLORER_TEST_API_KEY", secret)
+    data = json.dumps(decode_payload(explorer.page_payload(lines)))
+    explorer.write_probes_jsonl(lines, tmp_path / "p.jsonl")
+    for text in (data, (tmp_path / "p.jsonl").read_text()):
+        assert secret not in text and "[redacted EXPLORER_TEST_API_KEY]" in text
