@@ -69,7 +69,9 @@ class ProbeLine(_Line):
     checkpoint_id: str
     horizon: str
     holdout: bool
-    """Holdout or sealed scenario: ``gold`` is null and hits carry no gold marks."""
+    """Holdout or sealed scenario (or one whose fixture was not found): ``gold`` is null and hits
+    carry no gold marks. ``gold`` is null too where gold could not be joined (missing, or changed
+    since the run); the report says why."""
     question: str
     options: list[str] = []
     """The closed answer domain (options, or the choices' texts); empty for free-form probes."""

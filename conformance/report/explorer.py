@@ -81,6 +81,7 @@ class _Scenario:
 
     paradigm: str | None = None
     holdout: bool = True
+    """Holdout or sealed; also taken for a scenario whose fixture is not found (never gold there)."""
     probes: dict[str, dict] = field(default_factory=dict)
     """probe id -> the fixture's probe (query, options or choices)."""
     gold: GoldFile | None = None
@@ -241,7 +242,7 @@ def probe_lines(run: RunProbes) -> list[ProbeLine]:
         probe_type = (verdict or {}).get("probe_type") or (gold.probe_type if gold else None)
         out.append(ProbeLine(
             system=system, scenario_id=sid, paradigm=scenario.paradigm, probe_id=pid, probe_type=probe_type,
-            checkpoint_id=record["checkpoint_id"], horizon=record.get("horizon", ""), holdout=scenario.gold is None,
+            checkpoint_id=record["checkpoint_id"], horizon=record.get("horizon", ""), holdout=scenario.holdout,
             question=record.get("query") or (scenario.probes.get(pid) or {}).get("query", ""),
             options=_options(scenario.probes.get(pid)),
             gold=None if gold is None else ProbeGold(answer=gold.answer, accepted=gold.accepted, stale=gold.stale,

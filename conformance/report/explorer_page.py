@@ -168,8 +168,9 @@ JS = r"""
       if (g.stale.length) extra.push("stale: " + g.stale.join(" | "));
       if (g.evidence.length) extra.push("evidence: " + g.evidence.join(", "));
       div.appendChild(el("div", "gold", "gold: " + g.answer + (extra.length ? " (" + extra.join("; ") + ")" : "")));
-    } else if (p[9]) {
-      div.appendChild(el("div", "gold withheld", "gold withheld (holdout or sealed scenario: scores only)"));
+    } else {
+      div.appendChild(el("div", "gold withheld", p[9] ? "gold withheld (holdout or sealed scenario: scores only)"
+                                                    : "gold not shown (see the notes above)"));
     }
     const cols = el("div", "cols");
     cols.appendChild(column(system, r[0]));
