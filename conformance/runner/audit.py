@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
 from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
-                                    content_terms, content_words, snapshot_backing, words_and_size)
+                                    content_terms, content_words, snapshot_backing, word_pairs, words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -110,7 +110,7 @@ class MessageLedger:
     """The scenario's probe questions so far, in first-asked order (the audit probes' frames)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
-    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int]] = field(default_factory=dict)
+    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int, frozenset[int]]] = field(default_factory=dict)
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -208,10 +208,10 @@ class MessageLedger:
         times += [self.time_of[s] for s in source_ids if s in self.messages_of and s in carried_sessions]
         return max(times, key=_instant) if times else ""
 
-    def _item(self, label: str, item) -> tuple[frozenset[str], int]:
+    def _item(self, label: str, item) -> tuple[frozenset[str], int, frozenset[int]]:
         key = (label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in self.item_words:
-            self.item_words[key] = words_and_size(item.text)
+            self.item_words[key] = (*words_and_size(item.text), word_pairs(item.text))
         return self.item_words[key]
 
     def words_of_item(self, label: str, item) -> frozenset[str]:
@@ -221,6 +221,10 @@ class MessageLedger:
     def size_of_item(self, label: str, item) -> int:
         """A Snapshot item's :func:`conformance.provenance.text_size` (cached like its words)."""
         return self._item(label, item)[1]
+
+    def pairs_of_item(self, label: str, item) -> frozenset[int]:
+        """A Snapshot item's :func:`conformance.provenance.word_pairs` (cached like its words)."""
+        return self._item(label, item)[2]
 
     def carried_messages(self, label: str, items) -> set[str]:
         """Messages some Snapshot item cites (by message or session id) and carries."""
@@ -321,26 +325,27 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(words per covered id, size per covered id) of a Snapshot
-    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words and sizes)."""
+    """(words, size, word pairs per covered id) of a Snapshot (:func:`conformance.provenance.snapshot_backing`,
+    with the ledger's cached item words, sizes and pairs)."""
     return snapshot_backing(items, lambda item: ledger.words_of_item(label, item),
                             lambda source: ledger.session_of.get(source, source),
-                            lambda item: ledger.size_of_item(label, item))
+                            lambda item: ledger.size_of_item(label, item),
+                            lambda item: ledger.pairs_of_item(label, item))
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
     Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
-    :data:`BACKED_SHARE` of the hit's content words, and their size (content-word occurrences,
-    :func:`conformance.provenance.text_size`), shared per cited id (:func:`_snapshot_view`), comes
-    to at least that share of the hit's: a Snapshot that lists each word once (a vocabulary), or
-    pads a word with spaces, holds the words, not the text
-    (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
+    :data:`BACKED_SHARE` of the hit's content words and of its neighbouring word pairs, and their
+    size (content-word occurrences, :func:`conformance.provenance.text_size`), shared per cited id
+    (:func:`_snapshot_view`), comes to at least that share of the hit's: a Snapshot that lists each
+    word once (a vocabulary, or a bag per session), or pads a word with spaces, holds the words,
+    not the text (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
     """
-    missing, few_words, short = backing_problems(hit.source_ids, hit.text, view,
-                                                 lambda source: ledger.session_of.get(source, source))
-    return missing, not missing and (few_words or short)
+    missing, few_words, unordered, short = backing_problems(hit.source_ids, hit.text, view,
+                                                            lambda source: ledger.session_of.get(source, source))
+    return missing, not missing and (few_words or unordered or short)
 
 
 _SEGMENT = re.compile(r"[.!?;\n]+")

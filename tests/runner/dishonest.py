@@ -195,6 +195,19 @@ class PadsVocabulary(Overlap):
                         for mid, _, text, _ in docs]
 
 
+class BagsSessions(Overlap):
+    """Keeps and answers like Overlap (hits cite message ids); its Snapshot is one item per session,
+    citing the session id only, whose text is the session's content words, each once
+    (bench/attacks/session_bag): a message id is backed through its session, whose bag holds the
+    message's words and outsizes it, so every verbatim hit was backed at a fraction of the storage."""
+
+    def snapshot(self, namespace):
+        bags: dict[str, dict[str, None]] = {}
+        for _, sid, text, _ in self.docs[namespace]:
+            bags.setdefault(sid, {}).update(dict.fromkeys(sorted(content_words(text))))
+        return [SnapshotItem(f"bag-{sid}", " ".join(words), (sid,)) for sid, words in bags.items()]
+
+
 class LaundersCitations(Overlap):
     """Keeps and answers like Overlap; its Snapshot holds the signal sessions verbatim (it is told
     which) plus one "laundry" item, the vocabulary of every other message, citing one held session;
