@@ -45,7 +45,7 @@ class Finding:
 
     kind: str
     """``newly_failed``, ``pass_rate_drop`` (regressions); ``gold_total``, ``vanished_cell``,
-    ``vanished_system``, ``canary_leak``, ``baseline_mismatch`` (breaches); ``recovered``
+    ``vanished_system``, ``canary_leak``, ``baseline_mismatch``, ``determinism`` (breaches); ``recovered``
     (an improvement, never gating)."""
     key: str
     detail: str
@@ -209,6 +209,22 @@ def _item_changes(label: str, baseline: Baseline, result: ResultDocument, n_boot
     return regressions, improvements
 
 
+def _determinism(label: str, baseline: Baseline, result: ResultDocument) -> list[Finding]:
+    """A breach when the baseline gated ``label`` as deterministic and this run does not.
+
+    A deterministic system is gated item by item, a stochastic one by the paired pass-rate
+    interval, which a loss confined to one or two of the gated scenarios never pushes wholly below
+    zero: turning Describe's ``deterministic`` off in the same change as a regression would
+    otherwise pass it (``bench/attacks/determinism_dodge``). The change of rule is reviewed on the
+    base branch like any other: a justification naming ``determinism:<label>`` there."""
+    view = result.systems[label].gate
+    if not baseline.systems[label].deterministic or view.deterministic:
+        return []
+    return [Finding("determinism", f"determinism:{label}",
+                    f"{label} was gated as deterministic by the baseline and is not now ({view.determinism}): "
+                    "its gold items would be judged by the paired interval instead of one by one")]
+
+
 def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> Comparison:
     breaches, regressions, improvements = [], [], []
     for label, system in sorted(baseline.systems.items()):
@@ -225,6 +241,7 @@ def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: 
             breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:0->{view.cells[key].gold_total}",
                                     f"{label} {key}: a cell the baseline does not have "
                                     f"({view.cells[key].gold_total} gold items)"))
+        breaches.extend(_determinism(label, baseline, result))
         worse, better = _item_changes(label, baseline, result, n_boot, seed)
         regressions += worse
         improvements += better
@@ -291,6 +308,7 @@ def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Basel
                  if result.receipt.scenario_hashes.get(sid) == digest}
     regressions, improvements = [], []
     for label in sorted(set(baseline.systems) & set(candidate.systems)):
+        breaches.extend(_determinism(label, baseline, result))
         worse, better = _item_changes(label, baseline, result, n_boot, seed,
                                       keep=lambda item: _scenario(item) in unchanged)
         regressions += worse
