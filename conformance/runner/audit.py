@@ -111,6 +111,9 @@ class MessageLedger:
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
     item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int, frozenset[int]]] = field(default_factory=dict)
+    last_held: dict[str, tuple[frozenset[str], int]] = field(default_factory=dict)
+    """System label -> (sessions its Snapshot held at its previous audited checkpoint, how many
+    sessions had been streamed then)."""
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -244,6 +247,21 @@ class MessageLedger:
         for message_id in carried:
             held.setdefault(self.session_of[message_id], []).append(message_id)
         return {s: sorted(ms) for s, ms in sorted(held.items()) if len(ms) < len(self.messages_of[s])}
+
+    def held_again(self, label: str, held: set[str]) -> list[str]:
+        """Sessions, in stream order, streamed before ``label``'s previous audited checkpoint that its
+        Snapshot did not hold there and holds now (``held``); records ``held`` for the next call.
+
+        A memory that forgot a session cannot hold it later (nothing streams it again): one that
+        does hid it at the earlier checkpoint, answering from less than it kept, and can bring back
+        with hindsight of the questions asked since whatever they turn out to need
+        (``bench/attacks/hindsight``)."""
+        before = self.last_held.get(label)
+        self.last_held[label] = (frozenset(held), len(self.order))
+        if before is None:
+            return []
+        previous, upto = before
+        return [s for s in self.order[:upto] if s in held and s not in previous]
 
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
@@ -398,7 +416,8 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     ``source_ids``); ``probe_hits``: the hits its probes returned at this checkpoint; ``asked``:
     session id -> the hits (:meth:`MessageLedger.own`) its audit probe returned, for the sessions
     it was asked about (:meth:`MessageLedger.schedule`: the same for every system, asked among
-    the checkpoint's probes). Pure: asks nothing. Returns ``{"hits_checked", "probed", "found",
+    the checkpoint's probes). Asks nothing; records what the Snapshot holds for the next checkpoint's
+    comparison (:meth:`MessageLedger.held_again`). Returns ``{"hits_checked", "probed", "found",
     "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
 
     ``marker_held``: for a system without Snapshot, the sessions its marker probes found
@@ -433,6 +452,11 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
             elif bad_text:
                 unbacked.append(hit.text[:60])
     findings = []
+    back = ledger.held_again(label, held) if marker_held is None else []
+    if back:
+        findings.append(f"the Snapshot holds {len(back)} sessions it did not hold at the previous checkpoint, "
+                        f"streamed before it (first: {', '.join(back[:MAX_EXAMPLES])}): a memory that forgot "
+                        "them cannot bring them back")
     overreach = None if marker_held is not None else _uncited_overreach(
         items, [*probe_hits, *(hit for session in asked for hit in asked[session])])
     if overreach:

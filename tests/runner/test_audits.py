@@ -231,6 +231,20 @@ def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_pat
                              lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
 
 
+def test_a_memory_that_brings_back_what_it_hid_is_caught(tmp_path, monkeypatch):
+    """A session the Snapshot did not hold at one checkpoint, streamed before it, cannot be held
+    at a later one by a memory that forgot it: a memory that hides half its older sessions at each
+    checkpoint, the other half at the next, passes every within-checkpoint check (it answers only
+    from what it shows), and is caught across checkpoints (bench/attacks/hindsight)."""
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.Resurrects("resurrects"))
+    assert doc.systems["honest"].state_audit.passed
+    audit = doc.systems["resurrects"].state_audit
+    assert audit.passed is False and any("did not hold" in line for line in audit.findings), audit.findings
+    for metric in STORAGE:
+        assert no_better(doc, "resurrects", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
     # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.
