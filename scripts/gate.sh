@@ -17,6 +17,7 @@
 #   ALLOW_MISSING    "true": no baseline yet passes (exit 0) with a notice saying how to make one
 #                                                               (default: true)
 #   INCLUDE_HOLDOUT  "true": also a published run with holdout, reported, never gated
+#   REPORT           "false": no report.html                   (default: true)
 #   OUT_DIR          where result.json, gate.json, baseline.json, report.html and summary.md go
 #                                                               (default: a temp folder)
 #   SUMMARY          a file the Markdown summary is appended to (default: $GITHUB_STEP_SUMMARY)
@@ -32,6 +33,7 @@ SPLIT="${SPLIT:-ci}"
 RESULT="${RESULT:-}"
 ALLOW_MISSING="${ALLOW_MISSING:-true}"
 INCLUDE_HOLDOUT="${INCLUDE_HOLDOUT:-false}"
+REPORT="${REPORT:-true}"
 OUT_DIR="${OUT_DIR:-$(mktemp -d)}"
 SUMMARY="${SUMMARY:-${GITHUB_STEP_SUMMARY:-$OUT_DIR/summary.md}}"
 ANNOTATE="${ANNOTATE:-${GITHUB_ACTIONS:-false}}"
@@ -95,7 +97,9 @@ output verdict "${verdict:-error}"
 output gate "$OUT_DIR/gate.json"
 if [ -s "$OUT_DIR/baseline.json" ]; then output baseline "$OUT_DIR/baseline.json"; fi
 
-if "${DRIFT_CMD[@]}" report "$OUT_DIR/result.json" --html "$OUT_DIR/report.html" 2>/dev/null; then
+if [ "$REPORT" != "true" ]; then
+  :
+elif "${DRIFT_CMD[@]}" report "$OUT_DIR/result.json" --html "$OUT_DIR/report.html" 2>/dev/null; then
   output report "$OUT_DIR/report.html"
 else
   echo "note: the HTML report could not be written; the gate verdict stands" >&2

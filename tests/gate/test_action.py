@@ -62,11 +62,20 @@ def step(tmp_path: Path, repo: Path, result: ResultDocument | Path, **env) -> tu
     outputs, summary = tmp_path / "github_output", tmp_path / "step_summary.md"
     full = {**os.environ, "DRIFT": f"{sys.executable} -m conformance.cli", "BASE_REF": "HEAD", "RESULT": str(result),
             "OUT_DIR": str(tmp_path / "out"), "GITHUB_OUTPUT": str(outputs), "GITHUB_STEP_SUMMARY": str(summary),
-            "GITHUB_ACTIONS": "true", "PYTHONPATH": str(REPO), **env}
+            "GITHUB_ACTIONS": "true", "PYTHONPATH": str(REPO), "REPORT": "false", **env}
     full.pop("SUMMARY", None)
     proc = subprocess.run(["bash", str(GATE)], cwd=repo, env=full, capture_output=True, text=True, timeout=600)
     lines = outputs.read_text().splitlines() if outputs.exists() else []
     return proc, dict(line.split("=", 1) for line in lines)
+
+
+def degrade(run: ResultDocument) -> tuple[ResultDocument, str]:
+    """A copy of ``run`` in which one gold item that passed fails; returns it and the item."""
+    degraded = ResultDocument.model_validate(json.loads(run.model_dump_json()))
+    cell = next(c for c in degraded.systems["keyword"].gate.cells.values() if c.gold_total > c.gold_failed)
+    item = next(i for i in cell.items if i not in cell.failed)
+    cell.failed, cell.gold_failed = sorted({*cell.failed, item}), cell.gold_failed + 1
+    return degraded, item
 
 
 def notices(proc: subprocess.CompletedProcess, level: str) -> list[str]:
@@ -75,7 +84,7 @@ def notices(proc: subprocess.CompletedProcess, level: str) -> list[str]:
 
 @needs_git
 def test_first_pull_request_without_a_baseline_passes_with_a_notice(tmp_path, keyword_run):
-    proc, out = step(tmp_path, repository(tmp_path), keyword_run)
+    proc, out = step(tmp_path, repository(tmp_path), keyword_run, REPORT="true")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert out["verdict"] == "no-baseline" and out["exit-code"] == "0"
     (notice,) = notices(proc, "notice")
@@ -91,6 +100,22 @@ def test_first_pull_request_without_a_baseline_passes_with_a_notice(tmp_path, ke
 
 
 @needs_git
+def test_a_first_pull_request_that_adds_its_baseline(tmp_path, keyword_run):
+    """The change that adds the baseline passes when the file equals its run; a file that does
+    not (made from another run) is a baseline_mismatch, as in bless mode: once merged it gates."""
+    repo = repository(tmp_path)
+    (repo / "baselines").mkdir()
+    (repo / "baselines" / "main.json").write_text(dumps(baseline_from_result(keyword_run)))
+    proc, out = step(tmp_path, repo, keyword_run)
+    assert proc.returncode == 0 and out["verdict"] == "no-baseline", proc.stdout[-3000:]
+    assert "the baselines/main.json this change commits equals this run" in notices(proc, "notice")[0]
+    (repo / "baselines" / "main.json").write_text(dumps(baseline_from_result(degrade(keyword_run)[0])))
+    proc, out = step(tmp_path, repo, keyword_run)
+    assert proc.returncode == 1 and out["verdict"] == "regression"
+    assert "baseline_mismatch" in notices(proc, "error")[0]
+
+
+@needs_git
 def test_without_allow_missing_a_missing_baseline_is_inconclusive(tmp_path, keyword_run):
     proc, out = step(tmp_path, repository(tmp_path), keyword_run, ALLOW_MISSING="false")
     assert proc.returncode == 2 and out["verdict"] == "inconclusive"
@@ -102,10 +127,7 @@ def test_a_regression_exits_1_with_the_findings_annotated(tmp_path, keyword_run)
     repo = repository(tmp_path, dumps(baseline_from_result(keyword_run)))
     proc, out = step(tmp_path, repo, keyword_run)
     assert proc.returncode == 0 and out["verdict"] == "pass" and not notices(proc, "error"), proc.stdout[-3000:]
-    degraded = ResultDocument.model_validate(json.loads(keyword_run.model_dump_json()))
-    cell = next(c for c in degraded.systems["keyword"].gate.cells.values() if c.gold_total > c.gold_failed)
-    item = next(i for i in cell.items if i not in cell.failed)
-    cell.failed, cell.gold_failed = sorted({*cell.failed, item}), cell.gold_failed + 1
+    degraded, item = degrade(keyword_run)
     proc, out = step(tmp_path, repo, degraded)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert out["verdict"] == "regression" and out["exit-code"] == "1"
