@@ -33,7 +33,8 @@ from conformance.errors import DriftError
               help="Also print the verdict as a GitHub Actions annotation (::notice:: or ::error::).")
 def compare_cmd(baseline, result, candidate, base_ref, summary, as_json, json_out, allow_missing, baseline_out,
                 annotate):
-    """Gate RESULT against BASELINE: exit 0 pass, 1 regression, 2 inconclusive or error. Runs nothing.
+    """Gate RESULT against BASELINE: exit 0 pass (or no baseline yet, with --allow-missing), 1 regression,
+    2 inconclusive or error. Runs nothing.
 
     BASELINE is a path in the repository, usually baselines/main.json (the path --update-baseline
     writes).
