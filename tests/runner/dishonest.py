@@ -168,6 +168,23 @@ class DodgesAudits(DodgesMarkers):
         return super().hits(namespace, probe, k)
 
 
+class SniffsAudits(DodgesMarkers):
+    """DodgesMarkers, and it answers the state audit's sentence probes, told apart by their words,
+    only for signal sessions (bench/attacks/README.md, "No-Snapshot systems can sniff the audit"):
+    an audit probe holds all but one of its content words in one stored message (the frame keeps
+    one word of its question), which few real questions do. Markers and audit probes then agree,
+    so the audit passes, and the noise sessions it keeps (and answers real questions from) looked
+    forgotten."""
+
+    def hits(self, namespace, probe, k):
+        hits = super().hits(namespace, probe, k)
+        words = content_words(probe.query)
+        if len(words) >= 3 and any(len(words - content_words(text)) <= 1 for _, _, text, _ in self.docs[namespace]):
+            sessions = {mid: sid for mid, sid, _, _ in self.docs[namespace]}
+            hits = [h for h in hits if sessions[h.source_ids[0]] in self.signal]
+        return hits
+
+
 class VocabularySnapshot(Overlap):
     """Keeps and answers like Overlap; its Snapshot is one item citing every message whose text is
     the vocabulary of all it stores, each word once (bench/attacks/vocab_snapshot): it holds every
@@ -354,6 +371,29 @@ def records_of(doc, system):
 def _gold(scenarios):
     fixtures = [REPO / "fixtures" / f"{sid}.jsonl" for sid in scenarios]
     return validate_selection(fixtures, REPO / "gold")
+
+
+def naive_selectivity(doc, system, scenarios):
+    """Selectivity by the rule before the final_forget fix: the last checkpoint of each scenario
+    only, and a noise session its state does not list counted as dropped whatever the method
+    (marker probing included)."""
+    gold, records = _gold(scenarios), records_of(doc, system)
+    order: dict[str, list[str]] = {}
+    last: dict[str, dict] = {}
+    for r in records:
+        if r["kind"] == "store":
+            order.setdefault(r["scenario_id"], []).append(r["session_id"])
+        elif r["kind"] == "state" and (r["scenario_id"] not in last
+                                       or r["after_session"] > last[r["scenario_id"]]["after_session"]):
+            last[r["scenario_id"]] = r
+    counts = {"noise": [0, 0], "signal": [0, 0]}
+    for scenario, state in last.items():
+        stored = set(state["stored_sessions"] or ())
+        for sid in order[scenario][: state["sessions_streamed"]]:
+            tier = "noise" if gold[scenario].session_tiers[sid] == "noise" else "signal"
+            counts[tier][0] += (sid not in stored) if tier == "noise" else (sid in stored)
+            counts[tier][1] += 1
+    return (counts["noise"][0] / counts["noise"][1] + counts["signal"][0] / counts["signal"][1]) / 2
 
 
 def naive_recall(doc, system, scenarios):

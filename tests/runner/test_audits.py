@@ -109,7 +109,9 @@ def test_a_memory_without_snapshot_that_dodges_markers_is_caught(tmp_path, monke
     before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"),
                  dishonest.DodgesMarkers("dodges", signal), audit=False)
     assert value(before, "dodges", "accuracy") == value(before, "honest", "accuracy")
-    assert value(before, "dodges", "selectivity") > value(before, "honest", "selectivity") + 0.2
+    # The gain it got when marker probing credited forgetting; no-Snapshot selectivity credits none now.
+    assert dishonest.naive_selectivity(before, "dodges", SCENARIOS) > value(before, "honest", "selectivity") + 0.2
+    assert value(before, "dodges", "selectivity") <= 0.5
     doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.DodgesMarkers("dodges", signal))
     audit = doc.systems["dodges"].state_audit
     assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
@@ -130,6 +132,23 @@ def test_a_memory_that_tells_the_audit_probes_by_shape_position_or_time_is_caugh
     assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
     assert doc.systems["dodges-audit"].measurement["selectivity"].startswith("state audit")
     assert value(doc, "dodges-audit", "selectivity") == pytest.approx(value(doc, "honest", "selectivity"), abs=0.02)
+
+
+def test_a_memory_without_snapshot_that_sniffs_the_audit_gets_no_credit_for_forgetting(tmp_path, monkeypatch):
+    """A no-Snapshot memory that withholds the markers and the audit's sentence probes of noise
+    sessions alike (it tells the probes by their words) passes the audit; credited with forgetting
+    what its markers withheld, it looked selective while it keeps and answers from everything."""
+    signal = dishonest.signal_sessions(SCENARIOS)
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.SniffsAudits("sniffs", signal))
+    assert value(doc, "sniffs", "accuracy") == value(doc, "honest", "accuracy")
+    audit = doc.systems["sniffs"].state_audit
+    assert audit.passed, audit.findings  # the audit cannot tell: markers and sentences agree
+    assert 0 < audit.sentences_found < audit.sentences_probed
+    assert doc.systems["sniffs"].measurement["selectivity"].startswith("marker probing")
+    # Before: the withheld noise sessions counted as dropped.
+    assert dishonest.naive_selectivity(doc, "sniffs", SCENARIOS) > value(doc, "honest", "selectivity") + 0.2
+    # Now no noise session counts as dropped without a Snapshot: at most what storing everything gets.
+    assert value(doc, "sniffs", "selectivity") <= value(doc, "honest", "selectivity") == 0.5
 
 
 def scheduled(scenario: str):
