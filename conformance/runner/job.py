@@ -596,7 +596,8 @@ def _system_notes(system, plan: Plan, s: Scoring, metrics: dict, judging: dict) 
     if audit is not None and not audit["passed"]:
         notes.append(AUDIT_FINDING_NOTE)
     if s.suites[label].measurement.get("selectivity", "").startswith("marker"):
-        notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
+        notes.append("no Snapshot: selectivity measured by marker probing, which credits no forgetting (at most "
+                     "0.5); storage, MVOT and TES are n/a")
     breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
                          bool((system.describe or {}).get("capabilities", {}).get("scopes")))
     notes.extend(violation_notes(recs) + ([breach] if breach else []))

@@ -22,9 +22,14 @@ next to its formula below, and in the README):
 - **Selectivity (§7.2)**: soft-signal sessions count as signal. "Stored" means a Snapshot
   item cites the session (a message of it or the session id); without Snapshot, the
   marker probe (the runner retrieves each session's innocuous marker; a hit containing
-  it means stored), labelled in ``measurement``. Judged at the scenario's last
-  checkpoint (per horizon: at the last checkpoint of that horizon) over the sessions
-  streamed by then.
+  it means stored, and so does a session the state audit's disguised probe finds),
+  labelled in ``measurement``; then no noise session counts as dropped (markers and audit
+  probes show what Retrieve returns, which a memory that tells them apart can withhold: at
+  most 0.5, as under a failed audit). Every checkpoint judges the sessions streamed by
+  then and the counts are pooled over the checkpoints (per horizon, that horizon's), so
+  TNR and TPR are means over checkpoints weighted by the sessions each judges: a memory
+  is judged on what it held when it answered, not only at the end
+  (``bench/attacks/final_forget``).
 - **Action Alignment (§7.4)** is hermetic: per multiple-choice action probe, +1 when the
   system chose right and the amnesiac wrong, -1 for the reverse, 0 otherwise; the mean
   m in [-1, 1] is reported as (m + 1) / 2.
@@ -35,11 +40,14 @@ next to its formula below, and in the README):
   probes there) is left out and the other weights renormalised (listed in
   ``measurement``); then the 0.20/0.30/0.50 horizon weights, renormalised over the
   horizons the run has checkpoints in. n/a when MVOT or Selectivity is n/a.
-- **TES (§7.7)**: TC = (W + S_final + R) / sessions per scenario pooled, where W and R are
+- **TES (§7.7)**: TC = (W + S_eff + R) / sessions per scenario pooled, where W and R are
   the LLM tokens the adapter reports in Store / Retrieve usage (R x Q_rate summed over
-  queries is total read tokens per session) and S_final the Snapshot tokens at the
-  scenario's end. TES = (MVOT / MVOT_ref) / (TC / TC_ref). n/a when MVOT_ref <= 0, TC = 0
-  or TC_ref = 0.
+  queries is total read tokens per session) and S_eff = n_final x sum_t S(t) / sum_t n(t)
+  over the scenario's checkpoints (Snapshot tokens S(t), sessions streamed n(t)): MVOT's C
+  times the sessions, so TES and MVOT charge the same storage, what the system held when it
+  answered (S_final let a memory forget just before the last Snapshot). Equal to S_final
+  when storage grows with the sessions. TES = (MVOT / MVOT_ref) / (TC / TC_ref). n/a when
+  MVOT_ref <= 0, TC = 0 or TC_ref = 0.
 - **DRIFT-E (§7.9)** = 0.55 x clip(TES, 0, 1) + 0.45 x LPS. TES is unbounded above; it is
   clipped to [0, 1] as LPS's parts are capped at their reference (a system at least as
   token-efficient as the reference compressor gets full marks; one worse than the
