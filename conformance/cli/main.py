@@ -96,6 +96,15 @@ class _ShardType(click.ParamType):
               help="Run shard I of N (numbered from 1): every N-th of the selection's sorted scenario ids, from the "
                    "I-th, with all their --repeat passes. `drift-conformance merge` of the N results rebuilds the "
                    "whole run's result exactly.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: this process streams the run. ray: the run's shards run as Ray tasks (each asking for "
+                   "its adapters' adapter.yaml resources, DRIFT's 8 CPUs / 32 GB when undeclared, clamped to the "
+                   "largest node) and the driver merges them; needs drift-conformance[ray].")
+@click.option("--ray-address", metavar="ADDR",
+              help="With --executor ray: the cluster (e.g. 10.0.0.5:6379 or ray://...).  [default: RAY_ADDRESS, "
+                   "else a new local Ray]")
+@click.option("--shards", "shards", type=click.IntRange(1, 10_000), metavar="N",
+              help="With --executor ray: how many shards.  [default: one per alive node, at most one per scenario]")
 @click.option("--resume", "resume", metavar="RUN_ID",
               help="Continue an interrupted run from its records in --records-dir (same options): finished "
                    "scenarios are kept, the rest rerun.")
@@ -162,7 +171,12 @@ def main(ctx, **options):
     _refuse_contradictions(o)
     with contextlib.ExitStack() as stack:
         request = _run_request(o, folders, stack, log)
-        doc, _ = _run_with_progress(request, log, show)
+        if o.executor == "ray":
+            from conformance.runner.ray_executor import run_on_ray
+
+            doc = run_on_ray(request, shards=o.shards, address=o.ray_address, log=log)
+        else:
+            doc, _ = _run_with_progress(request, log, show)
     _publish(doc, o.out, o.as_json, o.wide)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
@@ -188,6 +202,8 @@ def _refuse_contradictions(o: SimpleNamespace) -> None:
         raise Failure(f"--shard {o.shard} scores part of the selection, so a gate against the whole baseline would "
                       "see the other shards' cells as removed: merge the shards (drift-conformance merge) and gate "
                       "the merged result with `drift-conformance compare` (nothing was run)")
+    if o.executor != "ray" and (o.ray_address is not None or o.shards is not None):
+        raise Failure("--ray-address and --shards go with --executor ray (nothing was run)")
     if gating and o.include_holdout:
         raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
                       "uses holdout scenarios: drop one or the other (nothing was run)")

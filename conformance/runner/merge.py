@@ -36,7 +36,8 @@ from conformance.scoring.drift import REFERENCE
 
 __all__ = ["MergeError", "ShardResult", "load_shard", "merge_shards"]
 
-PER_SHARD_CONFIG = frozenset({"run_id", "records", "host", "fixtures_dir", "gold_dir", "shard", "resumed"})
+PER_SHARD_CONFIG = frozenset({"run_id", "records", "host", "fixtures_dir", "gold_dir", "shard", "resumed",
+                              "executor"})
 """``receipt.config`` keys that may differ between the shards of one run (they name each
 shard's run, paths and host); every other key must be equal."""
 
@@ -305,12 +306,13 @@ def _write_records(plan: Plan, shards: list[ShardResult]) -> None:
 
 
 def merge_shards(paths: list[Path], *, records_dir: Path, folders: tuple[Path, Path] | None = None,
-                 records_dirs: tuple[Path, ...] = (), log: Callable[[str], None] = lambda m: None
-                 ) -> ResultDocument:
+                 records_dirs: tuple[Path, ...] = (), run_id: str | None = None,
+                 log: Callable[[str], None] = lambda m: None) -> ResultDocument:
     """The result of the run that ``paths`` (its shards' ``result.json``) split, re-scored from
     their records (module docstring). The merged records go to ``<records_dir>/<new run id>/``.
 
     ``folders``: (fixtures, gold) of the shards' corpus; None: the folders their receipt names.
+    ``run_id``: the merged run's id (default: a new one).
     ``receipt.config.merged_from`` lists each shard (result, run id, records, host, times);
     ``started_at`` / ``finished_at`` span the shards.
 
@@ -322,6 +324,8 @@ def merge_shards(paths: list[Path], *, records_dir: Path, folders: tuple[Path, P
     check_one_run(shards)
     check_finished(shards)
     request = _request(shards[0], folders, records_dir)
+    if run_id is not None:
+        request = request.model_copy(update={"run_id": run_id})
     with RunLock(Path(records_dir) / request.run_id):
         plan = prepare(request, log)
         if sorted(p.stem for p in plan.fixtures) != shards[0].block["selection_scenarios"]:
@@ -346,7 +350,8 @@ def _shards_receipt(doc: ResultDocument, shards: list[ShardResult]) -> ResultDoc
     config["host"] = hosts[0] if all(h == hosts[0] for h in hosts) else {str(s.shard): h for s, h in zip(shards, hosts)}
     config["merged_from"] = [{"shard": str(s.shard), "result": str(s.path), "run_id": r["config"].get("run_id"),
                               "records": str(s.records), "host": r["config"].get("host"),
-                              "started_at": r["started_at"], "finished_at": r["finished_at"]}
+                              "started_at": r["started_at"], "finished_at": r["finished_at"],
+                              **({"executor": r["config"]["executor"]} if "executor" in r["config"] else {})}
                              for s, r in zip(shards, receipts)]
     receipt = doc.receipt.model_copy(update={
         "config": config, "git_commit": receipts[0].get("git_commit"), "versions": receipts[0].get("versions", {}),
