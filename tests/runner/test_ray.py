@@ -57,7 +57,7 @@ def _stop(proc: subprocess.Popen) -> None:
     """Stop one ``ray start --block`` and what it started: its own process group, by its id."""
     if proc.poll() is not None:
         return
-    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):  # --block can sit on SIGTERM for long
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
