@@ -65,8 +65,9 @@ class ShardResult:
 
 def load_shard(path: Path, records_dirs: tuple[Path, ...] = ()) -> ShardResult:
     """Read a shard's ``result.json`` and find its records: the path its receipt names, else
-    ``<run id>/records.jsonl`` beside the result or under one of ``records_dirs``, else
-    ``records.jsonl`` beside it (a CI artifact holding the result and its run folder).
+    ``<run id>/records.jsonl`` beside the result, in a folder beside it (``runs/<run id>/``) or
+    under one of ``records_dirs``, else ``records.jsonl`` beside it (a CI artifact holding the
+    result and its run folder).
 
     Raises:
         MergeError: not JSON, not a result, not a shard's result, or its records are nowhere.
@@ -87,6 +88,7 @@ def load_shard(path: Path, records_dirs: tuple[Path, ...] = ()) -> ShardResult:
         raise MergeError(f"{path}: config.shard is damaged ({exc})") from None
     run_id = str(config.get("run_id"))
     candidates = [Path(str(config.get("records"))), path.parent / run_id / "records.jsonl",
+                  *sorted(path.parent.glob(f"*/{run_id}/records.jsonl")),
                   *(Path(d) / run_id / "records.jsonl" for d in records_dirs), path.parent / "records.jsonl"]
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:

@@ -225,8 +225,11 @@ def test_records_beside_the_result_are_found(runs, tmp_path):
         doc = load(runs, f"s{i}.json")
         source = Path(doc["receipt"]["config"]["records"])
         doc["receipt"]["config"]["records"] = "/elsewhere/records.jsonl"
-        (tmp_path / f"s{i}").mkdir()
-        shutil.copy(source, tmp_path / f"s{i}" / "records.jsonl")
+        # Shard 1 as the recipes upload it (its run folder under runs/), shard 2 flat.
+        target = (tmp_path / "s1" / "runs" / doc["receipt"]["config"]["run_id"] / "records.jsonl" if i == 1
+                  else tmp_path / "s2" / "records.jsonl")
+        target.parent.mkdir(parents=True)
+        shutil.copy(source, target)
         (tmp_path / f"s{i}" / "result.json").write_text(json.dumps(doc))
     proc = cli("merge", "s1/result.json", "s2/result.json", "--out", "m.json", "--records-dir", "runs", "-q",
                cwd=tmp_path)

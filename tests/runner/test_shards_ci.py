@@ -6,9 +6,9 @@ derived from measured time. Its own module so pytest-xdist runs it beside test_s
 from __future__ import annotations
 
 import difflib
+import json
 import subprocess
 import sys
-import json
 from pathlib import Path
 
 import pytest
@@ -36,5 +36,6 @@ def test_the_ci_split_as_two_shards_merges_to_the_unsharded_reference(tmp_path):
     assert [len(json.loads((tmp_path / f"s{i}.json").read_text())["receipt"]["scenarios"]) for i in (1, 2)] == [4, 4]
     got, want = render(doc), REFERENCE.read_text(encoding="utf-8")
     if got != want:
-        diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "reference", "merged"))[:80])
+        lines = difflib.unified_diff(want.splitlines(True), got.splitlines(True), "reference", "merged")
+        diff = "".join(list(lines)[:80])
         pytest.fail(f"the merged ci shards score differently from {REFERENCE.name}:\n{diff}")
