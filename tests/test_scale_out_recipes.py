@@ -89,3 +89,20 @@ def test_the_github_matrix_runs_every_shard_then_merges_and_gates():
     assert jobs["merge"]["needs"] == "shard"
     steps = " ".join(s.get("run", "") for s in jobs["merge"]["steps"])
     assert "drift-conformance merge shards/*/result.json" in steps and "drift-conformance compare" in steps
+
+
+def test_the_actions_shard_step_runs_its_shard_into_shard_dir(tmp_path):
+    action = yaml.safe_load((RECIPES.parents[1] / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "shard")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "drift-conformance").write_text("#!/bin/sh\necho drift-conformance \"$@\"\n")
+    (fake / "drift-conformance").chmod(0o755)
+    out = tmp_path / "github_output"
+    proc = bash(step["run"], {"ADAPTERS": "./my-adapter keyword", "SHARD": "2", "SHARDS": "3",
+                              "OUT_DIR": str(tmp_path / "o"), "GITHUB_OUTPUT": str(out),
+                              "PATH": f"{fake}:{os.environ['PATH']}"}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert shard_args(proc.stdout) == ("2/3", f"{tmp_path}/o/runs", f"{tmp_path}/o/result.json")
+    assert "--adapter ./my-adapter --adapter keyword" in proc.stdout
+    assert out.read_text() == f"dir={tmp_path}/o\n"

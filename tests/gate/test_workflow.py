@@ -68,10 +68,14 @@ def test_workflow_gates_against_the_base_branch_with_the_script():
 
 def test_action_inputs_and_steps():
     action = yaml.safe_load((REPO / "action.yml").read_text())
-    assert set(action["inputs"]) == {"adapter", "baseline", "include-holdout", "suite-version"}
+    assert set(action["inputs"]) == {"adapter", "baseline", "include-holdout", "suite-version", "shard", "shards"}
     assert action["inputs"]["adapter"]["required"] is True
     assert action["runs"]["using"] == "composite"
     text = (REPO / "action.yml").read_text()
     assert "scripts/gate.sh" in text and "github.action_path" in text and "drift-conformance==" in text
     gate_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     assert "github.base_ref" in gate_step["env"]["BASE_REF"]
+    # A matrix job (shard/shards) runs its shard and never gates; the merge job gates.
+    shard_step = next(s for s in action["runs"]["steps"] if s.get("id") == "shard")
+    assert shard_step["if"] == "inputs.shards != ''" and gate_step["if"] == "inputs.shards == ''"
+    assert '--shard "$SHARD/$SHARDS"' in shard_step["run"] and "steps.shard.outputs.dir" in str(action["outputs"])
