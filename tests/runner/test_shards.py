@@ -235,3 +235,16 @@ def test_records_beside_the_result_are_found(runs, tmp_path):
                        records_dir=tmp_path / "merged")
     got = timing_fields.comparable(json.loads(doc.model_dump_json()))
     assert got == timing_fields.comparable(load(runs, "merged.json"))
+
+
+def test_shards_of_another_corpus_are_refused_naming_the_hashes(runs):
+    def other(doc):
+        doc["receipt"]["fixtures_hash"] = "a" * 64
+    message = refused(runs, edited(runs, "s1.json", other), edited(runs, "s2.json", other))
+    assert "no corpus with the shards' fixtures_hash aaaaaaaaaaaaaaaa..." in message and "--fixtures and --gold" in message
+
+
+def test_a_shard_resumes_only_as_the_same_shard(runs):
+    run_id = load(runs, "s1.json")["receipt"]["config"]["run_id"]
+    proc = cli(*OPTIONS, "--shard", "2/2", "--resume", run_id, cwd=runs)
+    assert proc.returncode == 2 and "shard: recorded '1/2', now '2/2'" in proc.stderr, proc.stderr
