@@ -15,7 +15,8 @@ so the result is the unsharded run's in every metric not derived from measured t
   docker`` or ``NAME:TAG`` specs, in that node's Docker engine. Every node needs the same
   drift-conformance installed (built-in adapters, their virtualenvs under its own cache) and
   the corpus: the folder the driver names, or for the committed corpus the node's own copy;
-  a node without it fails its shard naming the path and hash.
+  a node without it fails its shard naming the path and hash. An adapter folder
+  (``--adapter /path/to/adapter``) must be at the same absolute path on every node.
 - **Records.** The task returns its result and its records (gzip); the driver writes them to
   ``<records-dir>/<run id>/shards/<I>-of-<N>/`` (records first, then ``result.json``, renamed
   into place), so a shard whose ``result.json`` is there is finished.
@@ -217,6 +218,9 @@ def run_on_ray(request: RunRequest, *, shards: int | None = None, address: str |
     if request.resume and not request.run_id:
         raise JobError("--resume needs the id of the run to continue")
     run_id = request.run_id or new_run_id()
+    # A worker's working directory is not the driver's: tasks get absolute corpus paths.
+    request = request.model_copy(update={"fixtures_dir": Path(request.fixtures_dir).resolve(),
+                                         "gold_dir": Path(request.gold_dir).resolve()})
     ray = _connect(address)
     count = _shard_count(request, ray, shards)
     out = Path(request.records_dir) / run_id / SHARDS_FOLDER
