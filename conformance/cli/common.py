@@ -40,6 +40,7 @@ COMMANDS = {
     "export": "conformance.cli.export:export_group",
     "generate": "conformance.cli.generate:generate",
     "import": "conformance.cli.import_:import_",
+    "merge": "conformance.cli.merge:merge_cmd",
     "report": "conformance.cli.report:report_cmd",
     "schema": "conformance.cli.schema:schema",
     "validate": "conformance.cli.validate:validate",

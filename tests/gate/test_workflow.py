@@ -71,12 +71,12 @@ def test_workflow_gates_against_the_base_branch_with_the_script():
 def test_action_inputs_and_steps():
     action = yaml.safe_load((REPO / "action.yml").read_text())
     assert set(action["inputs"]) == {"adapter", "baseline", "include-holdout", "suite-version", "python-version",
-                                     "cache", "artifact"}
+                                     "cache", "artifact", "shard", "shards"}
     assert action["inputs"]["adapter"]["required"] is True
     # One default baseline path: the one --update-baseline writes and scripts/gate.sh reads.
     assert action["inputs"]["baseline"]["default"] == DEFAULT_BASELINE
     assert f'BASELINE="${{BASELINE:-{DEFAULT_BASELINE}}}"' in SCRIPT.read_text()
-    assert set(action["outputs"]) == {"verdict", "exit-code", "result", "report", "gate", "baseline"}
+    assert set(action["outputs"]) == {"verdict", "exit-code", "result", "report", "gate", "baseline", "shard-dir"}
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
     gate_step = next(s for s in steps if s.get("id") == "gate")
@@ -87,3 +87,7 @@ def test_action_inputs_and_steps():
     assert python["with"]["update-environment"] is False
     # The verdict fails the job last, after the caches are saved.
     assert "exit" in steps[-1]["run"] and "steps.gate.outputs.exit-code" in steps[-1]["env"]["EXIT_CODE"]
+    # A matrix job (shard and shards) runs its shard and never gates: the merge job gates (docs/scale-out.md).
+    shard_step = next(s for s in steps if s.get("id") == "shard")
+    assert shard_step["if"] == "inputs.shards != ''" and '--shard "$SHARD/$SHARDS"' in shard_step["run"]
+    assert gate_step["if"] == steps[-1]["if"] == "inputs.shards == ''"
