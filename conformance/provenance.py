@@ -37,11 +37,12 @@ import snowballstemmer
 
 __all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
            "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "text_size", "words_and_size",
-           "backing_problems"]
+           "word_pairs", "backing_problems"]
 
 BACKED_SHARE = 0.8
-"""Share of a hit's content words, and of its characters, that the Snapshot items citing its
-sources must hold for the Snapshot to back the hit (state audit and ``check-adapter``)."""
+"""Share of a hit's content words, of its neighbouring word pairs and of its size that the
+Snapshot items citing its sources must hold for the Snapshot to back the hit (state audit and
+``check-adapter``)."""
 MIN_SHARED = 2
 """Content words a hit must share with a message (fewer only when the message has fewer)."""
 MESSAGE_SHARE = 0.5
@@ -158,21 +159,26 @@ def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: 
     return [m for m in cited if m in out]
 
 
-def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[str, set[str]], Mapping[str, float]],
-                     session_of) -> tuple[list[str], bool, bool]:
-    """How a Snapshot fails to back one hit: ``(missing, few_words, short)``.
+def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[str, set], Mapping[str, float],
+                                                                      Mapping[str, set]],
+                     session_of) -> tuple[list[str], bool, bool, bool]:
+    """How a Snapshot fails to back one hit: ``(missing, few_words, unordered, short)``.
 
-    ``view``: :func:`snapshot_backing`'s ``(words_by, size_by)``; ``session_of(id)``: the
+    ``view``: :func:`snapshot_backing`'s ``(words_by, size_by, pairs_by)``; ``session_of(id)``: the
     session of a message id (itself for a session id). A cited id is backed by the items citing
     it, else by those citing its session; an id backed by neither is ``missing``. A hit citing
     nothing is backed by the whole Snapshot (:data:`WHOLE`). Over the backing items:
     ``few_words`` when they hold less than :data:`BACKED_SHARE` of the hit's content words,
-    ``short`` when their size (:func:`text_size`, shared per cited id) comes to less than that
-    share of the hit's. Both False for a hit without content words. The state audit and
-    ``check-adapter`` both judge hits with this function.
+    ``unordered`` when they hold less than that share of its neighbouring word pairs
+    (:func:`word_pairs`: a bag of a session's words, each once, or its content words without the
+    function words between them, holds the words of every message, not their text:
+    ``bench/attacks/session_bag``), ``short`` when their size (:func:`text_size`, shared per cited
+    id) comes to less than that share of the hit's. All False for a hit without content words
+    (``unordered`` also for one without a word pair). The state audit and ``check-adapter`` both
+    judge hits with this function.
     """
-    words_by, size_by = view
-    missing, related, size, seen = [], set(), 0.0, set()
+    words_by, size_by, pairs_by = view
+    missing, related, pairs, size, seen = [], set(), set(), 0.0, set()
     for source in tuple(source_ids) or (WHOLE,):
         session = session_of(source)
         key = source if source in words_by else session if session in words_by else None
@@ -181,13 +187,16 @@ def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[s
                 missing.append(source)
             continue
         related |= words_by[key]
+        pairs |= pairs_by[key]
         if key not in seen:
             seen.add(key)
             size += size_by[key]
     words = content_words(text)
     if not words:
-        return missing, False, False
-    return missing, len(words & related) < BACKED_SHARE * len(words), size < BACKED_SHARE * text_size(text)
+        return missing, False, False, False
+    own_pairs = word_pairs(text)
+    return (missing, len(words & related) < BACKED_SHARE * len(words),
+            len(own_pairs & pairs) < BACKED_SHARE * len(own_pairs), size < BACKED_SHARE * text_size(text))
 
 
 WHOLE = ""
@@ -207,29 +216,55 @@ def text_size(text: str) -> int:
     return len(content_terms(text))
 
 
-def snapshot_backing(items, words_of, session_of, size_of=None) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """What a Snapshot backs, per source id: ``(words_by, size_by)``.
+_SEGMENT = re.compile(r"[.!?;\n]+")
+
+
+def word_pairs(text: str) -> frozenset[int]:
+    """The neighbouring word pairs of ``text``, as hashes: within each segment (the pieces between
+    ``. ! ? ;`` and line breaks), every word (Unicode letters and digits, NFKC, casefolded; function
+    words and one-character words included, nothing stemmed) with the next.
+
+    What the words' order holds: a Snapshot item that keeps a text (verbatim, a quoted sentence, a
+    fact returned as stored) holds its pairs; one that lists its words, or keeps only its content
+    words, holds almost none. Hashes (Python's ``hash`` of the pair, stable within one process)
+    keep the per-item cache small; a collision could only back a pair, with odds of 2**-64.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    out: set[int] = set()
+    for piece in _SEGMENT.split(folded):
+        words = _WORD.findall(piece)
+        out.update(hash((a, b)) for a, b in zip(words, words[1:]))
+    return frozenset(out)
+
+
+def snapshot_backing(items, words_of, session_of, size_of=None, pairs_of=None
+                     ) -> tuple[dict[str, set[str]], dict[str, float], dict[str, set[int]]]:
+    """What a Snapshot backs, per source id: ``(words_by, size_by, pairs_by)``.
 
     ``items``: objects with ``text`` and ``source_ids``; ``words_of(item)``: its content words;
     ``session_of(id)``: the session of a message id (itself for a session id); ``size_of(item)``:
-    its :func:`text_size` (default computed; callers that see an item at every checkpoint pass a
-    cached one). For each id an item cites, and that id's session: the union of the citing
-    items' words, and their size, each item's size shared equally among the distinct ids it cites
-    (an item citing every message holds, per message, its size over their number). :data:`WHOLE`
-    holds every item's words and full size: what backs a hit that cites nothing.
+    its :func:`text_size`, ``pairs_of(item)``: its :func:`word_pairs` (defaults computed; callers
+    that see an item at every checkpoint pass cached ones). For each id an item cites, and that
+    id's session: the union of the citing items' words and of their word pairs, and their size,
+    each item's size shared equally among the distinct ids it cites (an item citing every message
+    holds, per message, its size over their number). :data:`WHOLE` holds every item's words, pairs
+    and full size: what backs a hit that cites nothing.
     """
     size_of = size_of or (lambda item: text_size(item.text))
+    pairs_of = pairs_of or (lambda item: word_pairs(item.text))
     words_by: dict[str, set[str]] = {}
     size_by: dict[str, float] = {}
+    pairs_by: dict[str, set[int]] = {}
     for item in items:
-        words = words_of(item)
+        words, pairs = words_of(item), pairs_of(item)
         sources = set(item.source_ids)
         size = size_of(item)
         share = size / max(1, len(sources))
+        for key in {key for source in sources for key in (source, session_of(source))} | {WHOLE}:
+            words_by.setdefault(key, set()).update(words)
+            pairs_by.setdefault(key, set()).update(pairs)
         for source in sources:
             for key in {source, session_of(source)}:
-                words_by.setdefault(key, set()).update(words)
                 size_by[key] = size_by.get(key, 0.0) + share
-        words_by.setdefault(WHOLE, set()).update(words)
         size_by[WHOLE] = size_by.get(WHOLE, 0.0) + size
-    return words_by, size_by
+    return words_by, size_by, pairs_by

@@ -50,8 +50,8 @@ def _snapshot_or_none(h: c.Harness, ns: str):
 _NO_SNAPSHOT = "the claimed Snapshot failed (capabilities_truthful judges that)"
 
 
-def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float]]:
-    """Source id (message or its session) -> (content words, size) of the items citing it,
+def _snapshot_words(items) -> tuple[dict[str, set[str]], dict[str, float], dict[str, set[int]]]:
+    """Source id (message or its session) -> (content words, size, word pairs) of the items citing it,
     read as the runner's state audit reads a Snapshot (:func:`conformance.provenance.snapshot_backing`)."""
     return snapshot_backing(items, lambda item: content_words(item.text), _session_of)
 
@@ -64,9 +64,9 @@ def _session_of(source: str) -> str:
 @c._check("snapshot_consistent")
 def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
     """Every hit's source ids are among the Snapshot's, and the Snapshot items citing them hold
-    at least :data:`BACKED_SHARE` (80%) of the hit's content words and of its size (content-word
+    at least :data:`BACKED_SHARE` (80%) of the hit's content words, of its size (content-word
     occurrences, :func:`conformance.provenance.text_size`; an item's size shared equally among
-    the ids it cites)."""
+    the ids it cites) and of its neighbouring word pairs (:func:`conformance.provenance.word_pairs`)."""
     name = "snapshot_consistent"
     if not h.claims("snapshot"):
         return c._skip(name, "Describe does not claim snapshot: the runner measures storage by marker probes")
@@ -81,12 +81,13 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
             return c._skip(name, _NO_SNAPSHOT)
         view = _snapshot_words(items)
         known = corpus.ids  # an id never stored is provenance_ids' finding
-        unsupported, unbacked, short, hits = [], [], [], 0
+        unsupported, unbacked, short, scrambled, hits = [], [], [], [], 0
         for m in corpus.messages:
             for hit in h.retrieve(ns, m.query):
                 hits += 1
                 # The state audit's own judgement (a message id is backed by the items citing it or its session).
-                missing, few_words, too_short = backing_problems(hit.source_ids, hit.text, view, _session_of)
+                missing, few_words, unordered, too_short = backing_problems(hit.source_ids, hit.text, view,
+                                                                            _session_of)
                 missing = [s for s in missing if s in known]
                 if missing:
                     unsupported.append(missing[0])
@@ -96,6 +97,9 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                     # A Snapshot listing each word once (or padding a word with spaces) holds the words,
                     # not the text.
                     short.append(hit.text[:50])
+                elif unordered:
+                    # Nor does a bag of a session's words, each once, though it outsizes each message.
+                    scrambled.append(hit.text[:50])
         if unsupported:
             return c._fail(name, f"Snapshot does not hold what Retrieve returns: {len(unsupported)} of {hits} hits "
                                  f"cite ids no Snapshot item cites ({c._ids(sorted(set(unsupported)))}); the runner "
@@ -108,6 +112,11 @@ def check_snapshot_consistent(h: c.Harness) -> c.CheckResult:
                                  f"messages (fewer than {BACKED_SHARE:.0%} of the hit's content words, repeats counted; first: "
                                  f"{short[0]!r}): the Snapshot understates storage, and the runner would not "
                                  "use it")
+        if scrambled:
+            return c._fail(name, f"{len(scrambled)} of {hits} hits' words are in the Snapshot items citing the same "
+                                 f"messages but not in their order (fewer than {BACKED_SHARE:.0%} of the hit's "
+                                 f"neighbouring word pairs; first: {scrambled[0]!r}): the Snapshot holds the words, "
+                                 "not the text, and the runner would not use it")
         return c._pass(name, f"{hits} hits, every source id and its text held by the Snapshot")
     finally:
         h.cleanup(ns)

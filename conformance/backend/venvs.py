@@ -60,9 +60,10 @@ def requirement_count(requirements_file: Path) -> int:
     return len(_requirement_lines(requirements_file.read_bytes())) if requirements_file.exists() else 0
 
 
-#: Folders of a local package tree that are not its source (byte code, build output, VCS).
+#: Folders of a local package tree that are not its source (byte code, build output, VCS,
+#: virtualenvs and the suite's own run records, which a repository gating itself may hold).
 _NOT_SOURCE = {"__pycache__", ".git", ".hg", ".svn", "build", "dist", ".eggs", ".tox", ".venv", ".mypy_cache",
-               ".pytest_cache"}
+               ".pytest_cache", "node_modules", "drift-runs"}
 
 
 def local_paths(requirements: bytes, folder: Path) -> list[tuple[str, Path]]:
@@ -70,7 +71,8 @@ def local_paths(requirements: bytes, folder: Path) -> list[tuple[str, Path]]:
     against ``folder`` (the requirements file's folder, as :func:`ensure_venv` runs pip there).
 
     A line counts when, after an ``-e``/``--editable`` option, it is a path (``./x``, ``../x``,
-    ``/x``, ``x/``), a ``file:`` URL, or ``name @ file:...``; only paths that exist are returned.
+    ``/x``, ``x/``), a ``file:`` URL, or ``name @ file:...``, with or without extras (``..[drift]``);
+    only paths that exist are returned.
     """
     found = []
     for line in _requirement_lines(requirements):
@@ -78,6 +80,7 @@ def local_paths(requirements: bytes, folder: Path) -> list[tuple[str, Path]]:
         if " @ " in target:
             target = target.split(" @ ", 1)[1].strip()
         target = target.split(";", 1)[0].strip()
+        target = re.sub(r"\[[^\]]*\]$", "", target).strip()  # extras: ..[drift] installs the folder ..
         if target.startswith("file:"):
             target = re.sub(r"^file:(//)?", "", target)
         elif not target.startswith((".", "/", "~")) and "/" not in target:
@@ -90,13 +93,20 @@ def local_paths(requirements: bytes, folder: Path) -> list[tuple[str, Path]]:
 
 def tree_digest(path: Path) -> str:
     """SHA-256 over every file of a local package (relative name and bytes; byte code, build
-    output and VCS folders left out), or over the file itself (a wheel, an sdist)."""
+    output, VCS folders and this suite's cache left out, since a run writes there), or over the
+    file itself (a wheel, an sdist)."""
     digest = hashlib.sha256()
     if path.is_file():
         digest.update(path.read_bytes())
         return digest.hexdigest()
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and not _NOT_SOURCE & set(p.relative_to(path).parts)
-                       and not any(part.endswith(".egg-info") for part in p.relative_to(path).parts)):
+    cache = cache_dir().resolve()
+
+    def source(file: Path) -> bool:
+        parts = file.relative_to(path).parts
+        return (file.is_file() and not _NOT_SOURCE & set(parts) and not any(p.endswith(".egg-info") for p in parts)
+                and not file.resolve().is_relative_to(cache))
+
+    for file in sorted(p for p in path.rglob("*") if source(p)):
         digest.update(str(file.relative_to(path)).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -165,8 +175,20 @@ def _runner_pip(python: Path) -> list[str] | None:
     return [sys.executable, "-m", "pip", "--python", str(python)] if major_minor >= (22, 3) else None
 
 
+def venv_dir(name: str, requirements_file: Path) -> Path:
+    """Where the virtualenv of adapter ``name`` with ``requirements_file`` lives in the cache:
+    ``<cache>/venvs/<name>-<venv_key>`` (``sdk-only-<key>`` without requirements). The folder
+    name is the cache key: :func:`ensure_venv` builds here, and ``drift-conformance cache-key``
+    prints these names, so a CI cache keyed on them holds exactly what a run needs."""
+    requirements_file = Path(requirements_file).absolute()
+    requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
+    if not _requirement_lines(requirements):
+        return cache_dir() / "venvs" / f"sdk-only-{venv_key(b'')}"
+    return cache_dir() / "venvs" / f"{name}-{venv_key(requirements, requirements_file.parent)}"
+
+
 def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, bool]:
-    """The python of the adapter's cached virtualenv, building it if needed.
+    """The python of the adapter's cached virtualenv (:func:`venv_dir`), building it if needed.
 
     Returns ``(python_path, built_now)``.
 
@@ -175,14 +197,11 @@ def ensure_venv(name: str, requirements_file: Path, log=None) -> tuple[Path, boo
     """
     requirements_file = Path(requirements_file).absolute()
     folder = requirements_file.parent
-    requirements = requirements_file.read_bytes() if requirements_file.exists() else b""
-    needs = _requirement_lines(requirements)
-    env_dir = cache_dir() / "venvs" / (f"{name}-{venv_key(requirements, folder)}" if needs
-                                       else f"sdk-only-{venv_key(b'')}")
+    needs = requirements_file.exists() and _requirement_lines(requirements_file.read_bytes())
     pip_args = [*SDK_REQUIREMENTS] + (["-r", str(requirements_file)] if needs else [])
     # pip resolves a relative path in a requirements file against its working directory:
     # run it in the adapter folder, so ./pkg is this checkout's package.
-    return cached_venv(env_dir, pip_args, f"adapter {name}", log, cwd=folder)
+    return cached_venv(venv_dir(name, requirements_file), pip_args, f"adapter {name}", log, cwd=folder)
 
 
 def sdk_path() -> Path:

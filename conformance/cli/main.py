@@ -34,6 +34,21 @@ class _GateType(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class _ShardType(click.ParamType):
+    """``--shard I/N`` (1-based), parsed into a Shard."""
+
+    name = "I/N"
+
+    def convert(self, value, param, ctx):
+        from conformance.contract.shards import Shard, ShardSpecError
+
+        if isinstance(value, Shard):
+            return value
+        try:
+            return Shard.parse(str(value))
+        except ShardSpecError as exc:
+            self.fail(str(exc), param, ctx)
+
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, invoke_without_command=True,
              context_settings={"auto_envvar_prefix": "DRIFT", "show_default": True,
@@ -77,6 +92,19 @@ class _GateType(click.ParamType):
 @click.option("--fresh-process/--no-fresh-process", "fresh_process", default=None,
               help="Start a new adapter process before each scenario, so nothing an adapter learns crosses "
                    "scenarios (recorded in the receipt).  [default: on with --include-holdout and --sealed-holdout]")
+@click.option("--shard", "shard", type=_ShardType(), default=None,
+              help="Run shard I of N (numbered from 1): every N-th of the selection's sorted scenario ids, from the "
+                   "I-th, with all their --repeat passes. `drift-conformance merge` of the N results rebuilds the "
+                   "whole run's result exactly.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: this process streams the run. ray: the run's shards run as Ray tasks (each asking for "
+                   "its adapters' adapter.yaml resources, DRIFT's 8 CPUs / 32 GB when undeclared, clamped to the "
+                   "largest node) and the driver merges them; needs drift-conformance[ray].")
+@click.option("--ray-address", metavar="ADDR",
+              help="With --executor ray: the cluster (e.g. 10.0.0.5:6379 or ray://...).  [default: RAY_ADDRESS, "
+                   "else a new local Ray]")
+@click.option("--shards", "shards", type=click.IntRange(1, 10_000), metavar="N",
+              help="With --executor ray: how many shards.  [default: one per alive node, at most one per scenario]")
 @click.option("--resume", "resume", metavar="RUN_ID",
               help="Continue an interrupted run from its records in --records-dir (same options): finished "
                    "scenarios are kept, the rest rerun.")
@@ -143,7 +171,12 @@ def main(ctx, **options):
     _refuse_contradictions(o)
     with contextlib.ExitStack() as stack:
         request = _run_request(o, folders, stack, log)
-        doc, _ = _run_with_progress(request, log, show)
+        if o.executor == "ray":
+            from conformance.runner.ray_executor import run_on_ray
+
+            doc = run_on_ray(request, shards=o.shards, address=o.ray_address, log=log)
+        else:
+            doc, _ = _run_with_progress(request, log, show)
     _publish(doc, o.out, o.as_json, o.wide)
     if not doc.complete:
         shown = "\n  ".join(doc.errors[:5]) + (f"\n  ... and {len(doc.errors) - 5} more" if len(doc.errors) > 5 else "")
@@ -165,6 +198,12 @@ def _refuse_contradictions(o: SimpleNamespace) -> None:
         raise Failure("--known-bad leaves probes out of the gate cells, so the gate would see them as removed gold: "
                       "the CI gate (--compare, --update-baseline) scores every probe; retire doubtful items from "
                       "fixture and gold instead (nothing was run)")
+    if gating and o.shard is not None:
+        raise Failure(f"--shard {o.shard} scores part of the selection, so a gate against the whole baseline would "
+                      "see the other shards' cells as removed: merge the shards (drift-conformance merge) and gate "
+                      "the merged result with `drift-conformance compare` (nothing was run)")
+    if o.executor != "ray" and (o.ray_address is not None or o.shards is not None):
+        raise Failure("--ray-address and --shards go with --executor ray (nothing was run)")
     if gating and o.include_holdout:
         raise Failure("--include-holdout is for published runs; the CI gate (--compare, --update-baseline) never "
                       "uses holdout scenarios: drop one or the other (nothing was run)")
@@ -213,7 +252,8 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
                       config=RunConfig(k=o.k, budget_tokens=o.budget, encoding=o.encoding), seed=o.seed,
                       n_boot=o.bootstrap, run_id=o.resume, repeats=o.repeat, baseline_system=o.baseline_system,
                       isolation=o.isolation, sealed_holdout=sealed, concurrency=o.concurrency,
-                      resume=bool(o.resume), gate=o.gate, llm=llm, known_bad=bad, fresh_process=o.fresh_process)
+                      resume=bool(o.resume), gate=o.gate, llm=llm, known_bad=bad, fresh_process=o.fresh_process,
+                      shard=o.shard)
 
 
 def _sealed(fixtures_dir: Path, gold_dir: Path, selection, stack: contextlib.ExitStack, log):
@@ -274,11 +314,14 @@ def _run_with_progress(request, log, show: bool):
     from rich.progress import TimeRemainingColumn
 
     from conformance.contract.corpus import select_fixtures
+    from conformance.contract.shards import split
     from conformance.runner.job import run
     from conformance.runner.run import Progress as RunProgress
 
-    total = (len(select_fixtures(request.fixtures_dir, request.selection)[0])
-             if request.fixtures_dir.is_dir() else None)
+    total = None
+    if request.fixtures_dir.is_dir():
+        selected = select_fixtures(request.fixtures_dir, request.selection)[0]
+        total = len(split(selected, request.shard) if request.shard is not None else selected)
     total = total * request.repeats if total is not None else None
     if show and not err.is_terminal:
         lines = _LogLines(total)
@@ -329,10 +372,10 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
     """``--compare`` / ``--update-baseline`` on a run; returns the exit code (0 when only updating)."""
     import tempfile
 
-    from conformance.gate.baseline import BaselineError, write_baseline
+    from conformance.gate.baseline import DEFAULT_BASELINE, BaselineError, write_baseline
     from conformance.gate.command import gate
 
-    target = compare_with or Path("baselines") / "main.json"
+    target = compare_with or Path(DEFAULT_BASELINE)
     with tempfile.TemporaryDirectory() as tmp:
         old = None
         if compare_with is not None and update_baseline and compare_with.exists():

@@ -1,4 +1,4 @@
-"""``baselines/main.json``: what the main branch's run of the gated split scored, per cell.
+"""``baselines/main.json`` (:data:`DEFAULT_BASELINE`): what the main branch's run of the gated split scored, per cell.
 
 The baseline holds quality only: per system, paradigm and probe type the metrics (4
 places), the gold counts and the sorted ids of the failed gold items, plus written
@@ -12,6 +12,7 @@ Schema: ``schema/baseline.schema.json`` (generated from :class:`Baseline`).
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -23,9 +24,18 @@ from conformance.errors import DriftError
 
 BASELINE_SCHEMA_VERSION = "1"
 
+#: The one default baseline path: ``--update-baseline`` writes it, ``compare``, ``scripts/gate.sh``
+#: and the action (``action.yml``) read it, relative to the repository root.
+DEFAULT_BASELINE = "baselines/main.json"
+
 
 class BaselineError(DriftError, ValueError):
     """A baseline cannot be read, written or made from this result; the message says why."""
+
+
+class MissingBaseline(BaselineError):
+    """No baseline at the path (at a git ref that exists, or in the working tree): a repository
+    that has not made one yet, as opposed to a baseline that cannot be read."""
 
 
 class _Doc(BaseModel):
@@ -173,13 +183,28 @@ def result_corpus_version(doc: ResultDocument) -> str | None:
     return version if version and not version.startswith("unversioned") else None
 
 
-def rebless_command(config: GateConfig) -> str:
-    """The command that re-blesses a baseline with ``config``'s settings."""
-    parts = ["drift-conformance"] + [f"--adapter {a}" for a in config.adapters] + [f"--split {s}" for s in config.splits]
-    parts += [f"--paradigm {p}" for p in config.paradigms] + [f"--scenario '{p}'" for p in config.scenario_patterns]
-    parts += [f"--horizon {h}" for h in config.horizons]
+def adapter_specs(doc: ResultDocument) -> list[str]:
+    """The ``--adapter`` values a run was given, controls left out: a folder adapter is named
+    by its path (``./drift-adapter``), not by its label, so a printed command runs as shown."""
+    # The controls (none, the reference compressor) are started under their labels.
+    controls = {label for label, system in doc.systems.items() if system.kind != "system"}
+    return [spec for spec in doc.receipt.config.get("adapters") or [] if spec not in controls]
+
+
+def rebless_command(config: GateConfig, specs: list[str] | None = None, path: str = DEFAULT_BASELINE) -> str:
+    """The command that (re-)blesses a baseline with ``config``'s settings, written to ``path``.
+
+    ``specs``: the run's ``--adapter`` values (:func:`adapter_specs`); the baseline's system
+    labels when None. A path other than :data:`DEFAULT_BASELINE` is named with ``--compare``,
+    the option ``--update-baseline`` writes to."""
+    adapters = specs or config.adapters
+    parts = ["drift-conformance"] + [f"--adapter {shlex.quote(a)}" for a in adapters]
+    parts += [f"--split {s}" for s in config.splits] + [f"--paradigm {p}" for p in config.paradigms]
+    parts += [f"--scenario '{p}'" for p in config.scenario_patterns] + [f"--horizon {h}" for h in config.horizons]
     if config.gate != "hard":
         parts.append(f"--gate {config.gate}")
+    if path != DEFAULT_BASELINE:
+        parts.append(f"--compare {shlex.quote(path)}")
     return " ".join(parts + ["--update-baseline"])
 
 
@@ -230,26 +255,35 @@ def load_baseline(path: Path) -> Baseline:
                                 "for a baseline")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BaselineError(f"{path}: no such baseline; make one with "
-                            "`drift-conformance --adapter NAME --split ci --update-baseline`") from None
+        raise MissingBaseline(f"{path}: no such baseline; make one with "
+                              "`drift-conformance --adapter NAME --split ci --update-baseline`") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BaselineError(f"{path}: cannot read the baseline ({exc})") from None
     return parse_baseline(text, str(path))
 
 
-def load_baseline_at(ref: str, path: str = "baselines/main.json", repo: Path = Path(".")) -> Baseline:
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BaselineError(f"git {' '.join(args)}: {exc}") from None
+
+
+def load_baseline_at(ref: str, path: str = DEFAULT_BASELINE, repo: Path = Path(".")) -> Baseline:
     """The baseline as committed at ``ref`` (``git show REF:PATH``), never the working tree's.
 
     A pull request can edit its own ``baselines/main.json``; the gate reads the base
     branch's copy so what a change is compared with cannot be rewritten by the change.
-    Raises BaselineError when git fails (unknown ref, file absent at ref, not a repository).
+
+    Raises:
+        MissingBaseline: ``ref`` is a commit that holds no file at ``path`` (a repository
+            that has not committed a baseline yet).
+        BaselineError: git fails otherwise (unknown ref, not a repository), or the file is invalid.
     """
-    try:
-        proc = subprocess.run(["git", "-C", str(repo), "show", f"{ref}:{path}"], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BaselineError(f"git show {ref}:{path}: {exc}") from None
+    proc = _git(repo, "show", f"{ref}:{path}")
     if proc.returncode != 0:
+        if _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode == 0:
+            raise MissingBaseline(f"{ref}:{path}: {ref} commits no baseline at {path}")
         raise BaselineError(f"git show {ref}:{path} failed: {proc.stderr.strip() or proc.returncode}")
     return parse_baseline(proc.stdout, f"{ref}:{path}")
 

@@ -19,8 +19,10 @@ Two modes, chosen by the baseline's ``fixtures_hash`` against the result's
 
 A breach or regression passes only when a justification in the baseline names its key.
 A config mismatch, an incomplete or vacuous run, holdout in the run, or a corpus change
-with no re-blessed baseline is *inconclusive*. :func:`exit_code` is the one place that
-maps a verdict to an exit code.
+with no re-blessed baseline is *inconclusive*; its reason names the command that re-blesses.
+With no baseline at all yet (a repository's first pull request with the gate,
+:func:`first_run`) the verdict is *no-baseline*: exit 0, and the reason says how to make one.
+:func:`exit_code` is the one place that maps a verdict to an exit code.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ import numpy as np
 
 from conformance.contract.result import ResultDocument
 from conformance.gate.baseline import (
-    Baseline, BaselineError, baseline_from_result, dumps, gate_config, rebless_command, result_corpus_version,
+    DEFAULT_BASELINE, Baseline, BaselineError, adapter_specs, baseline_from_result, dumps, gate_config,
+    rebless_command, result_corpus_version,
 )
 from conformance.scoring.bootstrap import DEFAULT_N_BOOT, paired_diff_ci
 
-PASS, REGRESSION, INCONCLUSIVE = "pass", "regression", "inconclusive"
-EXIT_CODES = {PASS: 0, REGRESSION: 1, INCONCLUSIVE: 2}
+PASS, REGRESSION, INCONCLUSIVE, NO_BASELINE = "pass", "regression", "inconclusive", "no-baseline"
+#: No baseline yet passes: a repository's first pull request with the gate cannot be red for it.
+EXIT_CODES = {PASS: 0, REGRESSION: 1, INCONCLUSIVE: 2, NO_BASELINE: 0}
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class Finding:
 
     kind: str
     """``newly_failed``, ``pass_rate_drop`` (regressions); ``gold_total``, ``vanished_cell``,
-    ``vanished_system``, ``canary_leak``, ``baseline_mismatch`` (breaches); ``recovered``
+    ``vanished_system``, ``canary_leak``, ``baseline_mismatch``, ``determinism`` (breaches); ``recovered``
     (an improvement, never gating)."""
     key: str
     detail: str
@@ -56,7 +60,7 @@ class Finding:
 @dataclass
 class Comparison:
     verdict: str
-    """``pass``, ``regression`` or ``inconclusive``."""
+    """``pass``, ``regression``, ``inconclusive`` or ``no-baseline``."""
     mode: str
     """``regression`` (same corpus), ``bless`` (the gated scenarios changed) or ``none``."""
     breaches: list[Finding] = field(default_factory=list)
@@ -77,7 +81,7 @@ class Comparison:
 
 
 def exit_code(comparison: Comparison) -> int:
-    """0 pass, 1 regression (an unjustified breach included), 2 inconclusive or error."""
+    """0 pass or no baseline yet, 1 regression (an unjustified breach included), 2 inconclusive or error."""
     return EXIT_CODES[comparison.verdict]
 
 
@@ -209,6 +213,22 @@ def _item_changes(label: str, baseline: Baseline, result: ResultDocument, n_boot
     return regressions, improvements
 
 
+def _determinism(label: str, baseline: Baseline, result: ResultDocument) -> list[Finding]:
+    """A breach when the baseline gated ``label`` as deterministic and this run does not.
+
+    A deterministic system is gated item by item, a stochastic one by the paired pass-rate
+    interval, which a loss confined to one or two of the gated scenarios never pushes wholly below
+    zero: turning Describe's ``deterministic`` off in the same change as a regression would
+    otherwise pass it (``bench/attacks/determinism_dodge``). The change of rule is reviewed on the
+    base branch like any other: a justification naming ``determinism:<label>`` there."""
+    view = result.systems[label].gate
+    if not baseline.systems[label].deterministic or view.deterministic:
+        return []
+    return [Finding("determinism", f"determinism:{label}",
+                    f"{label} was gated as deterministic by the baseline and is not now ({view.determinism}): "
+                    "its gold items would be judged by the paired interval instead of one by one")]
+
+
 def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: int) -> Comparison:
     breaches, regressions, improvements = [], [], []
     for label, system in sorted(baseline.systems.items()):
@@ -225,6 +245,7 @@ def _same_corpus(baseline: Baseline, result: ResultDocument, n_boot: int, seed: 
             breaches.append(Finding("gold_total", f"gold_total:{label}:{key}:0->{view.cells[key].gold_total}",
                                     f"{label} {key}: a cell the baseline does not have "
                                     f"({view.cells[key].gold_total} gold items)"))
+        breaches.extend(_determinism(label, baseline, result))
         worse, better = _item_changes(label, baseline, result, n_boot, seed)
         regressions += worse
         improvements += better
@@ -246,30 +267,42 @@ def _differing_cells(a: Baseline, b: Baseline) -> list[str]:
     return sorted(f"{label}/{key}" for label, key in keys if cell(a, label, key) != cell(b, label, key))
 
 
+def _suite(result: ResultDocument) -> str:
+    version = (result.receipt.versions or {}).get("drift-conformance")
+    return f"drift-conformance {version}" if version else "drift-conformance"
+
+
+def _mismatch(result: ResultDocument, candidate: Baseline) -> list[Finding]:
+    """A ``baseline_mismatch`` breach when the baseline a change commits is not this run's."""
+    expected = baseline_from_result(result, candidate.justifications)
+    if dumps(expected) == dumps(candidate):
+        return []
+    differing = _differing_cells(expected, candidate)
+    shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
+    return [Finding("baseline_mismatch", "baseline_mismatch",
+                    "the committed baseline does not equal this run ("
+                    + (f"cells differ: {shown}" if differing else "settings or determinism differ")
+                    + "); rerun with --update-baseline and commit the file it writes")]
+
+
 def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Baseline | None,
-                    n_boot: int, seed: int) -> Comparison:
+                    n_boot: int, seed: int, path: str = DEFAULT_BASELINE) -> Comparison:
     old_hash, new_hash = baseline.fixtures_hash[:12], result.receipt.selection_hash[:12]
     unblessed = candidate is None or candidate.fixtures_hash != result.receipt.selection_hash
     old_version, new_version = baseline.corpus_version, result_corpus_version(result)
+    command = rebless_command(baseline.config, adapter_specs(result), path)
+    how = (f"re-bless with `{command}` ({_suite(result)}, this run's version) and commit {path} in this change; "
+           "the gate then checks it against this run")
     if unblessed and new_version and _major(old_version) != _major(new_version):
         return inconclusive(
             f"corpus changed from {old_version or 'an unversioned corpus (1.x)'} to {new_version}: every score moves, "
-            f"so the baseline must be re-blessed: re-bless with `{rebless_command(baseline.config)}` and commit "
-            "baselines/main.json (README, upgrading the corpus)", mode="bless")
+            f"so the baseline must be re-blessed: {how} (README, upgrading the corpus)", mode="bless")
     if unblessed:
         return inconclusive(
-            f"the gated scenarios changed (fixtures_hash {old_hash}... -> {new_hash}...) but the baseline was not "
-            "re-blessed: run with --update-baseline, commit baselines/main.json, and the gate checks it against "
-            "this run", mode="bless")
-    breaches = []
-    expected = baseline_from_result(result, candidate.justifications)
-    if dumps(expected) != dumps(candidate):
-        differing = _differing_cells(expected, candidate)
-        shown = ", ".join(differing[:8]) + (f" and {len(differing) - 8} more" if len(differing) > 8 else "")
-        breaches.append(Finding("baseline_mismatch", "baseline_mismatch",
-                                "the committed baseline does not equal this run ("
-                                + (f"cells differ: {shown}" if differing else "settings or determinism differ")
-                                + "); rerun with --update-baseline and commit the file it writes"))
+            f"the gated scenarios changed (fixtures_hash {old_hash}... -> {new_hash}...; corpus "
+            f"{old_version or 'unversioned'} -> {new_version or 'unversioned'}) but the baseline was not "
+            f"re-blessed: {how}", mode="bless")
+    breaches = _mismatch(result, candidate)
     for label, system in sorted(baseline.systems.items()):
         if label not in candidate.systems:
             breaches.append(Finding("vanished_system", f"vanished_system:{label}",
@@ -291,6 +324,7 @@ def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Basel
                  if result.receipt.scenario_hashes.get(sid) == digest}
     regressions, improvements = [], []
     for label in sorted(set(baseline.systems) & set(candidate.systems)):
+        breaches.extend(_determinism(label, baseline, result))
         worse, better = _item_changes(label, baseline, result, n_boot, seed,
                                       keep=lambda item: _scenario(item) in unchanged)
         regressions += worse
@@ -304,14 +338,15 @@ def _changed_corpus(baseline: Baseline, result: ResultDocument, candidate: Basel
 
 
 def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline | None = None,
-            n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> Comparison:
+            n_boot: int = DEFAULT_N_BOOT, seed: int = 0, path: str = DEFAULT_BASELINE) -> Comparison:
     """Compare a run with the baseline it is gated against (pure: reads nothing, runs nothing).
 
     ``baseline``: the base branch's committed baseline. ``candidate``: the baseline the
     change commits (its working tree's ``baselines/main.json``); used only when the gated
     scenarios changed (bless mode), where it must equal this run. Justifications are read
     from ``baseline`` and, in bless mode, from ``candidate`` (a reviewed part of the change).
-    ``n_boot``/``seed``: the paired bootstrap for stochastic systems.
+    ``n_boot``/``seed``: the paired bootstrap for stochastic systems. ``path``: where the
+    repository keeps the baseline, named in the re-bless command of a corpus change.
     """
     vacuous = _vacuity(result)
     if vacuous:
@@ -327,7 +362,7 @@ def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline |
             comparison.breaches = _justify(comparison.breaches, baseline)
             comparison.regressions = _justify(comparison.regressions, baseline)
         else:
-            comparison = _changed_corpus(baseline, result, candidate, n_boot, seed)
+            comparison = _changed_corpus(baseline, result, candidate, n_boot, seed, path)
             if comparison.verdict == INCONCLUSIVE:
                 return comparison
             comparison.breaches = _justify(comparison.breaches, baseline, candidate)
@@ -351,3 +386,34 @@ def compare(baseline: Baseline, result: ResultDocument, *, candidate: Baseline |
         comparison.reason += (f"; {len(stale)} justifications name no finding of this run (stale? "
                               f"{', '.join(stale[:3])})")
     return comparison
+
+
+def first_run(result: ResultDocument, where: str, *, candidate: Baseline | None = None,
+              path: str = DEFAULT_BASELINE) -> Comparison:
+    """The verdict when there is no baseline yet (``where``: the ref and path looked at).
+
+    Nothing can regress, so a complete run passes as ``no-baseline`` (exit 0) with the command
+    that makes the baseline and where to commit it; a broken or vacuous run is still
+    inconclusive. A ``candidate`` the change commits must equal this run (``baseline_mismatch``),
+    as in bless mode: once merged it is what every later change is compared with.
+    """
+    vacuous = _vacuity(result)
+    if vacuous:
+        return inconclusive(vacuous)
+    try:
+        breaches = _mismatch(result, candidate) if candidate is not None else []
+    except BaselineError as exc:
+        return inconclusive(str(exc))
+    command = rebless_command(gate_config(result), adapter_specs(result), path)
+    if breaches:
+        return Comparison(verdict=REGRESSION, mode="bless", breaches=breaches,
+                          reason=f"no baseline at {where} yet, and the {path} this change commits is not this run's: "
+                                 f"rerun `{command}` and commit the file it writes")
+    if candidate is not None:
+        reason = (f"no baseline at {where} yet; the {path} this change commits equals this run, and once merged "
+                  "every later pull request is compared with it")
+    else:
+        reason = (f"no baseline at {where} yet, so nothing is gated (exit 0). Make one: `{command}` "
+                  f"({_suite(result)}, this run's version), then commit {path} to the base branch (this pull "
+                  "request may add it); every later pull request is compared with it")
+    return Comparison(verdict=NO_BASELINE, mode="none", reason=reason)

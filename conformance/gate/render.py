@@ -51,3 +51,26 @@ def markdown(comparison: Comparison, *, title: str = "drift-conformance gate") -
         lines.append(f"A finding passes only with a justification naming its key in {where} "
                      "(`justifications: [{breach, reason}]`; docs/ci-gate.md).")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _escape(text: str) -> str:
+    """GitHub's workflow-command escaping of a message (``%``, CR and LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def annotation(comparison: Comparison, *, title: str = "drift-conformance gate") -> str | None:
+    """The verdict as one GitHub Actions workflow command, or None for a plain pass.
+
+    ``::notice`` for no baseline yet (with how to make one), ``::error`` for a regression or an
+    inconclusive run (its reason, and the first findings), so the pull request shows why
+    without opening the log. Format: docs.github.com, "Workflow commands for GitHub Actions".
+    """
+    if comparison.verdict == "pass":
+        return None
+    level = "notice" if comparison.verdict == "no-baseline" else "error"
+    lines = [f"{comparison.verdict} (exit {exit_code(comparison)}): {comparison.reason or ''}".rstrip()]
+    open_findings = [f for f in comparison.regressions + comparison.breaches if f.justification is None]
+    lines += [f"{f.key}: {f.detail}" for f in open_findings[:5]]
+    if len(open_findings) > 5:
+        lines.append(f"... and {len(open_findings) - 5} more (the job summary lists them)")
+    return f"::{level} title={title}::{_escape(chr(10).join(lines))}"

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
 from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
-                                    content_terms, content_words, snapshot_backing, words_and_size)
+                                    content_terms, content_words, snapshot_backing, word_pairs, words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -110,7 +110,10 @@ class MessageLedger:
     """The scenario's probe questions so far, in first-asked order (the audit probes' frames)."""
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
-    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int]] = field(default_factory=dict)
+    item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int, frozenset[int]]] = field(default_factory=dict)
+    last_held: dict[str, tuple[frozenset[str], int]] = field(default_factory=dict)
+    """System label -> (sessions its Snapshot held at its previous audited checkpoint, how many
+    sessions had been streamed then)."""
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -208,10 +211,10 @@ class MessageLedger:
         times += [self.time_of[s] for s in source_ids if s in self.messages_of and s in carried_sessions]
         return max(times, key=_instant) if times else ""
 
-    def _item(self, label: str, item) -> tuple[frozenset[str], int]:
+    def _item(self, label: str, item) -> tuple[frozenset[str], int, frozenset[int]]:
         key = (label, item.item_id, hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
         if key not in self.item_words:
-            self.item_words[key] = words_and_size(item.text)
+            self.item_words[key] = (*words_and_size(item.text), word_pairs(item.text))
         return self.item_words[key]
 
     def words_of_item(self, label: str, item) -> frozenset[str]:
@@ -221,6 +224,10 @@ class MessageLedger:
     def size_of_item(self, label: str, item) -> int:
         """A Snapshot item's :func:`conformance.provenance.text_size` (cached like its words)."""
         return self._item(label, item)[1]
+
+    def pairs_of_item(self, label: str, item) -> frozenset[int]:
+        """A Snapshot item's :func:`conformance.provenance.word_pairs` (cached like its words)."""
+        return self._item(label, item)[2]
 
     def carried_messages(self, label: str, items) -> set[str]:
         """Messages some Snapshot item cites (by message or session id) and carries."""
@@ -240,6 +247,21 @@ class MessageLedger:
         for message_id in carried:
             held.setdefault(self.session_of[message_id], []).append(message_id)
         return {s: sorted(ms) for s, ms in sorted(held.items()) if len(ms) < len(self.messages_of[s])}
+
+    def held_again(self, label: str, held: set[str]) -> list[str]:
+        """Sessions, in stream order, streamed before ``label``'s previous audited checkpoint that its
+        Snapshot did not hold there and holds now (``held``); records ``held`` for the next call.
+
+        A memory that forgot a session cannot hold it later (nothing streams it again): one that
+        does hid it at the earlier checkpoint, answering from less than it kept, and can bring back
+        with hindsight of the questions asked since whatever they turn out to need
+        (``bench/attacks/hindsight``)."""
+        before = self.last_held.get(label)
+        self.last_held[label] = (frozenset(held), len(self.order))
+        if before is None:
+            return []
+        previous, upto = before
+        return [s for s in self.order[:upto] if s in held and s not in previous]
 
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
@@ -321,26 +343,27 @@ def _instant(value: str):
 
 
 def _snapshot_view(items, ledger: MessageLedger, label: str):
-    """(words per covered id, size per covered id) of a Snapshot
-    (:func:`conformance.provenance.snapshot_backing`, with the ledger's cached item words and sizes)."""
+    """(words, size, word pairs per covered id) of a Snapshot (:func:`conformance.provenance.snapshot_backing`,
+    with the ledger's cached item words, sizes and pairs)."""
     return snapshot_backing(items, lambda item: ledger.words_of_item(label, item),
                             lambda source: ledger.session_of.get(source, source),
-                            lambda item: ledger.size_of_item(label, item))
+                            lambda item: ledger.size_of_item(label, item),
+                            lambda item: ledger.pairs_of_item(label, item))
 
 
 def _hit_problems(hit, view, ledger: MessageLedger) -> tuple[list[str], bool]:
     """(source ids the Snapshot does not hold, whether the text is unbacked by the items citing them).
 
     Backed: those items (for a hit citing nothing, the whole Snapshot) hold at least
-    :data:`BACKED_SHARE` of the hit's content words, and their size (content-word occurrences,
-    :func:`conformance.provenance.text_size`), shared per cited id (:func:`_snapshot_view`), comes
-    to at least that share of the hit's: a Snapshot that lists each word once (a vocabulary), or
-    pads a word with spaces, holds the words, not the text
-    (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
+    :data:`BACKED_SHARE` of the hit's content words and of its neighbouring word pairs, and their
+    size (content-word occurrences, :func:`conformance.provenance.text_size`), shared per cited id
+    (:func:`_snapshot_view`), comes to at least that share of the hit's: a Snapshot that lists each
+    word once (a vocabulary, or a bag per session), or pads a word with spaces, holds the words,
+    not the text (:func:`conformance.provenance.backing_problems`, which ``check-adapter`` applies too).
     """
-    missing, few_words, short = backing_problems(hit.source_ids, hit.text, view,
-                                                 lambda source: ledger.session_of.get(source, source))
-    return missing, not missing and (few_words or short)
+    missing, few_words, unordered, short = backing_problems(hit.source_ids, hit.text, view,
+                                                            lambda source: ledger.session_of.get(source, source))
+    return missing, not missing and (few_words or unordered or short)
 
 
 _SEGMENT = re.compile(r"[.!?;\n]+")
@@ -393,7 +416,8 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     ``source_ids``); ``probe_hits``: the hits its probes returned at this checkpoint; ``asked``:
     session id -> the hits (:meth:`MessageLedger.own`) its audit probe returned, for the sessions
     it was asked about (:meth:`MessageLedger.schedule`: the same for every system, asked among
-    the checkpoint's probes). Pure: asks nothing. Returns ``{"hits_checked", "probed", "found",
+    the checkpoint's probes). Asks nothing; records what the Snapshot holds for the next checkpoint's
+    comparison (:meth:`MessageLedger.held_again`). Returns ``{"hits_checked", "probed", "found",
     "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
 
     ``marker_held``: for a system without Snapshot, the sessions its marker probes found
@@ -428,6 +452,11 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
             elif bad_text:
                 unbacked.append(hit.text[:60])
     findings = []
+    back = ledger.held_again(label, held) if marker_held is None else []
+    if back:
+        findings.append(f"the Snapshot holds {len(back)} sessions it did not hold at the previous checkpoint, "
+                        f"streamed before it (first: {', '.join(back[:MAX_EXAMPLES])}): a memory that forgot "
+                        "them cannot bring them back")
     overreach = None if marker_held is not None else _uncited_overreach(
         items, [*probe_hits, *(hit for session in asked for hit in asked[session])])
     if overreach:

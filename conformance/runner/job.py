@@ -32,6 +32,7 @@ from conformance.contract.corpus import (
     validate_selection,
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
+from conformance.contract.shards import split
 from conformance.runner.formats import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
@@ -235,6 +236,8 @@ class Plan:
     """(scenario id, repeat) passes a resumed run has already recorded."""
     header: RunHeader | None
     """The ``run`` record to write first; None when resuming (it is already there)."""
+    shard: dict | None = None
+    """``--shard``: the receipt's ``config.shard`` block (:func:`_shard_part`); None for a whole run."""
 
 
 @dataclass
@@ -287,6 +290,7 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
         filters = ", ".join(f"{k}={v}" for k, v in r.selection.describe().items() if v)
         raise JobError(f"the filters ({filters or 'none'}) match no fixture in {r.fixtures_dir}"
                        + (f" ({len(held_out)} holdout scenarios need --include-holdout)" if held_out else ""))
+    fixtures, shard = _shard_part(r, fixtures)
     # Only what this run reads is validated; `drift-conformance validate` checks the whole corpus.
     gold = validate_selection(fixtures, r.gold_dir)
     free_form = any(read_header(p).free_form for p in fixtures)
@@ -305,6 +309,8 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
     if r.llm is not None and r.llm.answer is not None:
         config = dataclasses.replace(config, answerer=r.llm.answer)
     binding = _binding(r, specs, fixtures, config, fresh_process)
+    if shard is not None:
+        binding["shard"] = str(r.shard)  # only when sharded: a resume must repeat it
     done: frozenset = frozenset()
     header: RunHeader | None = RunHeader(run_id=r.run_id, binding=binding)
     if r.resume:
@@ -315,7 +321,26 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
         log(f"resuming run {r.run_id}: {len(done)} scenario passes already recorded")
     return Plan(request=r, config=config, fresh_process=fresh_process, fixtures=fixtures, held_out=held_out,
                 gold=gold, free_form=free_form, specs=specs, records_path=records_path, binding=binding, done=done,
-                header=header)
+                header=header, shard=shard)
+
+
+def _shard_part(r: RunRequest, fixtures: list[Path]) -> tuple[list[Path], dict | None]:
+    """``--shard I/N``: (this shard's fixtures, the receipt's ``config.shard`` block), or the
+    selection as it is and None. The block names the whole selection, so ``merge`` can tell a
+    missing shard, and which scenarios it held, from this shard's result alone.
+
+    Raises:
+        JobError: the shard holds no scenario (more shards than selected scenarios).
+    """
+    if r.shard is None:
+        return fixtures, None
+    mine = split(fixtures, r.shard)
+    if not mine:
+        raise JobError(f"--shard {r.shard}: the selection has {len(fixtures)} scenarios, so shard {r.shard.index} "
+                       f"of {r.shard.count} has none; use at most {len(fixtures)} shards")
+    return mine, {"index": r.shard.index, "count": r.shard.count, "scenarios": [p.stem for p in mine],
+                  "selection_scenarios": sorted(p.stem for p in fixtures),
+                  "selection_hash": selection_hash(fixtures, r.gold_dir)}
 
 
 def _binding(r: RunRequest, specs: list[str], fixtures: list[Path], config: RunConfig, fresh_process: bool) -> dict:
@@ -618,7 +643,8 @@ def _system_notes(system, plan: Plan, s: Scoring, metrics: dict, judging: dict) 
     if audit is not None and not audit["passed"]:
         notes.append(AUDIT_FINDING_NOTE)
     if s.suites[label].measurement.get("selectivity", "").startswith("marker"):
-        notes.append("no Snapshot: selectivity measured by marker probing; storage, MVOT and TES are n/a")
+        notes.append("no Snapshot: selectivity measured by marker probing, which credits no forgetting (at most "
+                     "0.5); storage, MVOT and TES are n/a")
     breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
                          bool((system.describe or {}).get("capabilities", {}).get("scopes")))
     notes.extend(violation_notes(recs) + ([breach] if breach else []))
@@ -681,6 +707,8 @@ def _receipt_config(plan: Plan, graded: Graded) -> dict:
     if graded.grading is not None:
         out["grades_sha256"] = file_sha256(plan.records_path.parent / GRADES_FILE)[0]
     out["sealed_holdout"] = r.sealed_holdout
+    if plan.shard is not None:
+        out["shard"] = plan.shard  # only when sharded: whole runs keep their shape
     if graded.bad_ids:
         out["known_bad"] = {"path": r.known_bad["path"], "sha256": r.known_bad["sha256"],
                             "listed": len(graded.bad_ids),
@@ -701,6 +729,10 @@ def _receipt_notes(plan: Plan, graded: Graded, results: dict[str, SystemResult])
         notes.append(f"{len(plan.held_out)} holdout scenarios left out (published runs add --include-holdout)")
     if r.selection.include_holdout:
         notes.append("holdout scenarios included: a published run; never a CI gate input")
+    if plan.shard is not None:
+        notes.append(f"shard {r.shard} of the selection: {len(plan.shard['scenarios'])} of its "
+                     f"{len(plan.shard['selection_scenarios'])} scenarios, so every interval here is over this "
+                     "shard's scenarios only; `drift-conformance merge` of all shards gives the run's result")
     notes += internal_model_notes(results, llm)
     if graded.unmatched:
         notes.append(f"--known-bad: {len(graded.unmatched)} listed ids name no probe of this run (typos, or other "

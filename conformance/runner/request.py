@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, InstanceOf
 
 from conformance.backend.client import Deadlines
 from conformance.contract.corpus import Selection
+from conformance.contract.shards import Shard
 from conformance.llm.settings import LLMSettings
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.run import RunConfig
@@ -70,3 +71,6 @@ class RunRequest(BaseModel):
     fresh_process: bool | None = None
     """A new adapter process per scenario; None: on exactly for published runs (holdout
     included or sealed)."""
+    shard: InstanceOf[Shard] | None = None
+    """``--shard I/N``: run only this shard's scenarios of the selection
+    (:mod:`conformance.contract.shards`); ``drift-conformance merge`` rebuilds the whole run."""

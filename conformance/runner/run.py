@@ -35,7 +35,7 @@ from conformance.contract.fixture import CheckpointLine, HeaderLine, Probe, Sess
 from conformance.runner.audit import MessageLedger, audit_checkpoint
 from conformance.runner.budget_gate import HARD, BudgetGate, summary_session, visible_to
 from conformance.runner.findable import findability_fault, flush_fault
-from conformance.provenance import carries
+from conformance.provenance import MESSAGE_SHARE, MIN_SHARED, carries
 from conformance.contract.records import (
     FaultRecord,
     ProbeRecord,
@@ -513,8 +513,10 @@ def scope_breaches(hits, entity: str, private_of: dict[str, str],
     cites a session breaches when its text carries another entity's private message of it, and
     a hit whose text carries nothing it cites (it cites nothing, or a message it does not hold)
     breaches when its text carries another entity's private message (:func:`conformance.provenance.carries`).
-    A hit that carries what it cites is judged by its citations only (an honest shared message may
-    share words with a private one). Returns one ``{"rank": r, "private_ids": [...]}`` per breaching
+    A hit that carries what it cites breaches when the words its carried messages do not hold
+    carry half of another entity's private message (:func:`_held_beside`): private text stored
+    inside a shared message's item (``bench/attacks/scope_smuggle``); an honest shared message
+    that shares words with a private one is not read so, its words being its own. Returns one ``{"rank": r, "private_ids": [...]}`` per breaching
     hit: cited private ids in provenance order, else carried ones. A session id alone is no breach.
     """
     found = []
@@ -527,9 +529,21 @@ def scope_breaches(hits, entity: str, private_of: dict[str, str],
         words = getattr(hit, "words", None)
         if words and not others and not carried:  # cites nothing its text carries: read the text
             others = [m for m in foreign if carries(words, words_of.get(m, frozenset()))]
+        elif words and not others:  # carries what it cites: is another's private text stored beside it?
+            rest = words.difference(*(words_of.get(m, frozenset()) for m in carried))
+            others = [m for m in foreign if _held_beside(rest, words_of.get(m, frozenset()))]
         if others:
             found.append({"rank": rank, "private_ids": others})
     return found
+
+
+def _held_beside(rest: frozenset[str], message_words: frozenset[str]) -> bool:
+    """Whether ``rest`` (a hit's content words that its carried messages do not hold) holds half of a
+    message's content words, at least two: the message's text sits in the hit beside what it cites
+    (``bench/attacks/scope_smuggle``), where an honest hit's words are its cited message's own."""
+    shared = len(rest & message_words)
+    return bool(message_words) and shared >= min(MIN_SHARED, len(message_words)) \
+        and shared >= MESSAGE_SHARE * len(message_words)
 
 
 def check_reply(outcome, state: _ScenarioState) -> None:

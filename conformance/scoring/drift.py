@@ -22,9 +22,14 @@ next to its formula below, and in the README):
 - **Selectivity (§7.2)**: soft-signal sessions count as signal. "Stored" means a Snapshot
   item cites the session (a message of it or the session id); without Snapshot, the
   marker probe (the runner retrieves each session's innocuous marker; a hit containing
-  it means stored), labelled in ``measurement``. Judged at the scenario's last
-  checkpoint (per horizon: at the last checkpoint of that horizon) over the sessions
-  streamed by then.
+  it means stored, and so does a session the state audit's disguised probe finds),
+  labelled in ``measurement``; then no noise session counts as dropped (markers and audit
+  probes show what Retrieve returns, which a memory that tells them apart can withhold: at
+  most 0.5, as under a failed audit). Every checkpoint judges the sessions streamed by
+  then and the counts are pooled over the checkpoints (per horizon, that horizon's), so
+  TNR and TPR are means over checkpoints weighted by the sessions each judges: a memory
+  is judged on what it held when it answered, not only at the end
+  (``bench/attacks/final_forget``).
 - **Action Alignment (§7.4)** is hermetic: per multiple-choice action probe, +1 when the
   system chose right and the amnesiac wrong, -1 for the reverse, 0 otherwise; the mean
   m in [-1, 1] is reported as (m + 1) / 2.
@@ -35,11 +40,14 @@ next to its formula below, and in the README):
   probes there) is left out and the other weights renormalised (listed in
   ``measurement``); then the 0.20/0.30/0.50 horizon weights, renormalised over the
   horizons the run has checkpoints in. n/a when MVOT or Selectivity is n/a.
-- **TES (§7.7)**: TC = (W + S_final + R) / sessions per scenario pooled, where W and R are
+- **TES (§7.7)**: TC = (W + S_eff + R) / sessions per scenario pooled, where W and R are
   the LLM tokens the adapter reports in Store / Retrieve usage (R x Q_rate summed over
-  queries is total read tokens per session) and S_final the Snapshot tokens at the
-  scenario's end. TES = (MVOT / MVOT_ref) / (TC / TC_ref). n/a when MVOT_ref <= 0, TC = 0
-  or TC_ref = 0.
+  queries is total read tokens per session) and S_eff = n_final x sum_t S(t) / sum_t n(t)
+  over the scenario's checkpoints (Snapshot tokens S(t), sessions streamed n(t)): MVOT's C
+  times the sessions, so TES and MVOT charge the same storage, what the system held when it
+  answered (S_final let a memory forget just before the last Snapshot). Equal to S_final
+  when storage grows with the sessions. TES = (MVOT / MVOT_ref) / (TC / TC_ref). n/a when
+  MVOT_ref <= 0, TC = 0 or TC_ref = 0.
 - **DRIFT-E (§7.9)** = 0.55 x clip(TES, 0, 1) + 0.45 x LPS. TES is unbounded above; it is
   clipped to [0, 1] as LPS's parts are capped at their reference (a system at least as
   token-efficient as the reference compressor gets full marks; one worse than the
@@ -498,7 +506,14 @@ def _selectivity_value(s, cols: _SelectivityColumns):
 
 def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], boot: _Boot,
                  horizons: list[str]) -> None:
-    """Selectivity = (TNR_noise + (1 - FNR_signal)) / 2 (DRIFT §7.2); soft counts as signal."""
+    """Selectivity = (TNR_noise + (1 - FNR_signal)) / 2 (DRIFT §7.2); soft counts as signal.
+
+    Every checkpoint judges the sessions streamed by then, and the counts are pooled over the
+    checkpoints (per horizon, over that horizon's): TNR and TPR are means over checkpoints
+    weighted by the sessions each judges, as MVOT's C pools storage. A memory is judged on what it
+    held when it answered, so forgetting right before the last checkpoint earns only that one's
+    share (``bench/attacks/final_forget``).
+    """
     states = [r for r in own_records if r.get("kind") == "state" and r.get("error") is None]
     order = {s: [r["session_id"] for r in recs] for s, recs in _store_order(own_records).items()}
     methods = {r.get("method") for r in states}
@@ -511,45 +526,57 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
         for name in all_names:
             out.metrics[name] = _na("no Snapshot and no session markers: which sessions are stored is unknown")
         return
-    out.measurement["selectivity"] = ("snapshot provenance" if methods == {"snapshot"}
-                                      else "state audit (the Snapshot failed it): over the sessions the audit "
-                                           "probed, a signal session counts as stored when Retrieve of its sampled "
-                                           "sentence brings its content back, and no noise session counts as "
-                                           "dropped (a failed audit cannot establish forgetting)" if methods == {"audit"}
-                                      else "marker probing (adapter has no Snapshot): a session counts as stored "
-                                           "when Retrieve of its marker returns it, or the state audit's question "
-                                           "about one of its messages (asked among the real probes) brings it back")
+    out.measurement["selectivity"] = _selectivity_measurement(methods)
     for horizon in (None, *horizons):
         tag = "selectivity" if horizon is None else f"selectivity.{horizon}"
-        last: dict[str, Mapping] = {}
-        for r in states:
-            if horizon is not None and r.get("horizon") != horizon:
-                continue
-            if r["scenario_id"] not in last or r["after_session"] > last[r["scenario_id"]]["after_session"]:
-                last[r["scenario_id"]] = r
         cols = _SelectivityColumns.of(tag)
         boot.ensure(*cols)
         n = 0
-        for scenario, state in last.items():
-            tiers = gold[scenario].session_tiers if scenario in gold else {}
-            stored = set(state.get("stored_sessions") or ())
-            # Under a failed state audit only the sessions its probes asked about are known.
-            audited = set(state["audited_sessions"]) if state.get("method") == "audit" else None
-            for session_id in order.get(scenario, [])[: state["sessions_streamed"]]:
-                tier = tiers.get(session_id)
-                if tier is None or (audited is not None and session_id not in audited):
-                    continue
-                n += 1
-                if tier == "noise":
-                    boot.add(cols.noise, scenario, 1.0)
-                    # A failed audit establishes what is held, never what was dropped: no credit
-                    # for forgetting (at most what storing everything gets, 0.5).
-                    boot.add(cols.noise_dropped, scenario, float(audited is None and session_id not in stored))
-                else:
-                    boot.add(cols.signal, scenario, 1.0)
-                    boot.add(cols.signal_stored, scenario, float(session_id in stored))
+        for state in states:
+            if horizon is None or state.get("horizon") == horizon:
+                n += _judge_checkpoint(boot, cols, state, gold, order)
         out.metrics[tag] = boot.value(tag, cols, lambda s, c=cols: _selectivity_value(s, c), n,
                                       "needs both noise and signal sessions")
+
+
+def _selectivity_measurement(methods: set) -> str:
+    if methods == {"snapshot"}:
+        return "snapshot provenance"
+    if methods == {"audit"}:
+        return ("state audit (the Snapshot failed it): over the sessions the audit probed, a signal session "
+                "counts as stored when Retrieve of its sampled sentence brings its content back, and no noise "
+                "session counts as dropped (a failed audit cannot establish forgetting)")
+    return ("marker probing (adapter has no Snapshot): a session counts as stored when Retrieve of its marker "
+            "returns it, or the state audit's question about one of its messages (asked among the real probes) "
+            "brings it back; no noise session counts as dropped (Retrieve can withhold what a memory keeps from "
+            "probes it tells apart, so it never establishes forgetting)")
+
+
+def _judge_checkpoint(boot: _Boot, cols: _SelectivityColumns, state: Mapping, gold: Mapping[str, GoldFile],
+                      order: Mapping[str, list[str]]) -> int:
+    """Add one checkpoint's noise / signal counts over the sessions streamed by then; returns how many."""
+    scenario = state["scenario_id"]
+    tiers = gold[scenario].session_tiers if scenario in gold else {}
+    stored = set(state.get("stored_sessions") or ())
+    # Under a failed state audit only the sessions its probes asked about are known.
+    audited = set(state["audited_sessions"]) if state.get("method") == "audit" else None
+    # Only a Snapshot that passed the audit establishes what was dropped: the audit's probes and the
+    # markers show what Retrieve returns, which a memory can withhold (at most what storing
+    # everything gets, 0.5).
+    forgetting = state.get("method") == "snapshot"
+    n = 0
+    for session_id in order.get(scenario, [])[: state["sessions_streamed"]]:
+        tier = tiers.get(session_id)
+        if tier is None or (audited is not None and session_id not in audited):
+            continue
+        n += 1
+        if tier == "noise":
+            boot.add(cols.noise, scenario, 1.0)
+            boot.add(cols.noise_dropped, scenario, float(forgetting and session_id not in stored))
+        else:
+            boot.add(cols.signal, scenario, 1.0)
+            boot.add(cols.signal_stored, scenario, float(session_id in stored))
+    return n
 
 
 # ------------------------------------------------------------------ §7.3
@@ -737,7 +764,8 @@ class _TokenColumns(NamedTuple):
     read: str
     """R: LLM tokens the Retrieve replies report."""
     storage: str
-    """S_final: Snapshot tokens at the scenario's end."""
+    """S_eff = n_final x sum_t S(t) / sum_t n(t): what the system held over the run, per the
+    sessions streamed at the scenario's end (MVOT's C, times n_final)."""
     sessions: str
 
     @classmethod
@@ -746,10 +774,18 @@ class _TokenColumns(NamedTuple):
 
 
 def _token_sums(boot: _Boot, tag: str, own_records) -> _TokenColumns:
-    """Per scenario: W (Store LLM tokens), R (Retrieve LLM tokens), S_final, sessions."""
+    """Per scenario: W (Store LLM tokens), R (Retrieve LLM tokens), S_eff, sessions at the end.
+
+    S_eff = n_final x sum_t S(t) / sum_t n(t) over the scenario's checkpoints t (S(t) the
+    Snapshot's tokens, n(t) the sessions streamed by then): the storage per session MVOT's C
+    charges, times the sessions. A memory pays for what it held when it answered, not for what
+    it keeps once the last question is asked (``bench/attacks/final_forget``); one whose storage
+    grows with the sessions gets S_eff = S_final.
+    """
     cols = _TokenColumns.of(tag)
     boot.ensure(*cols)
-    final: dict[str, Mapping] = {}
+    held: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    """scenario -> (after_session, sessions streamed, Snapshot tokens) per checkpoint."""
     for r in own_records:
         if r.get("error") is not None or r["scenario_id"] not in boot.pos:
             continue
@@ -758,11 +794,14 @@ def _token_sums(boot: _Boot, tag: str, own_records) -> _TokenColumns:
         elif r["kind"] == "probe":
             boot.add(cols.read, r["scenario_id"], _usage_tokens(r))
         elif r["kind"] == "state":
-            if r["scenario_id"] not in final or r["after_session"] > final[r["scenario_id"]]["after_session"]:
-                final[r["scenario_id"]] = r
-    for scenario, state in final.items():
-        boot.add(cols.storage, scenario, float(state.get("storage_tokens") or 0))
-        boot.add(cols.sessions, scenario, float(state["sessions_streamed"]))
+            held[r["scenario_id"]].append((r["after_session"], int(r["sessions_streamed"]),
+                                           int(r.get("storage_tokens") or 0)))
+    for scenario, checkpoints in held.items():
+        n_final = max(checkpoints)[1]
+        streamed = sum(n for _, n, _ in checkpoints)
+        stored = sum(tokens for _, _, tokens in checkpoints)
+        boot.add(cols.storage, scenario, n_final * stored / streamed if streamed else 0.0)
+        boot.add(cols.sessions, scenario, float(n_final))
     return cols
 
 
@@ -782,8 +821,8 @@ def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dic
             lambda s: _div(s[mine.storage], s[mine.sessions]), n_sessions,
             "no sessions")
         out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
-                                                     "(LLM tokens); S counted with tiktoken over Snapshot at the "
-                                                     "scenario's end")
+                                                     "(LLM tokens); S counted with tiktoken over the Snapshot at "
+                                                     "every checkpoint, per session streamed (MVOT's C)")
     else:
         out.metrics["token_cost_per_session"] = _na(NO_SNAPSHOT, n_sessions)
         out.metrics["storage_tokens_per_session"] = _na(NO_SNAPSHOT, n_sessions)

@@ -163,3 +163,20 @@ class SessionSnapshot(Honest):
 def test_a_snapshot_citing_sessions_backs_hits_citing_their_messages():
     result, detail = audits(SessionSnapshot())["snapshot_consistent"]
     assert result == "PASS", detail
+
+
+class SessionBag(Honest):
+    """Honest hits citing message ids; the Snapshot is one item per session citing the session id,
+    its words each once (bench/attacks/session_bag): it holds every message's words, and outsizes
+    each, but not their order."""
+
+    def snapshot(self, namespace):
+        sessions: dict[str, dict[str, None]] = {}
+        for d in self.spaces[namespace]:
+            sessions.setdefault(d[0].rsplit("-m", 1)[0], {}).update(dict.fromkeys(_WORD.findall(d[1].lower())))
+        return [MemoryItem(s, " ".join(sorted(words)), (s,)) for s, words in sessions.items()]
+
+
+def test_a_bag_of_each_session_words_backs_no_hit():
+    result, detail = audits(SessionBag())["snapshot_consistent"]
+    assert result == "FAIL" and "not in their order" in detail, detail

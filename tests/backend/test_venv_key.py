@@ -15,6 +15,8 @@ import pytest
 
 from conformance.backend.venvs import VenvError, ensure_venv, looks_offline, venv_key
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def checkout(root: Path, value: str) -> Path:
     """An adapter folder whose requirements.txt installs ./localpkg (``localpkg.VALUE = value``)."""
@@ -64,3 +66,56 @@ def test_two_checkouts_get_their_own_code(tmp_path, monkeypatch):
         assert got.stdout.strip() == value, got.stderr
         pythons.append(python)
     assert pythons[0] != pythons[1]
+
+
+def own_repository(root: Path, requirement: str) -> Path:
+    """A memory system's repository gating its own code: ``drift-adapter/`` installs the
+    checkout it sits in (``requirement``, e.g. ``-e ..[drift]``)."""
+    (root / "src" / "mymemory").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "mymemory"\nversion = "0.1"\n')
+    (root / "src" / "mymemory" / "__init__.py").write_text("VALUE = 1\n")
+    (root / "drift-adapter").mkdir()
+    (root / "drift-adapter" / "requirements.txt").write_text(requirement + "\n")
+    return root / "drift-adapter"
+
+
+@pytest.mark.parametrize("requirement", ["..", "-e ..", "-e ..[drift]", "..[drift,extra]", "mymemory @ file:.."])
+def test_a_repository_gating_its_own_checkout_keys_on_its_code(tmp_path, monkeypatch, requirement):
+    """The pull request's checkout, installed from a local path (extras included), is in the key:
+    a change to its code is a new virtualenv; the suite's run records and cache inside it are not."""
+    monkeypatch.setenv("DRIFT_CACHE_DIR", str(tmp_path / "repo" / ".drift-cache"))
+    adapter = own_repository(tmp_path / "repo", requirement)
+    text = (adapter / "requirements.txt").read_bytes()
+    before = venv_key(text, adapter)
+    (tmp_path / "repo" / "drift-runs" / "run1").mkdir(parents=True)
+    (tmp_path / "repo" / "drift-runs" / "run1" / "records.jsonl").write_text("{}\n")
+    (tmp_path / "repo" / ".drift-cache" / "venvs").mkdir(parents=True)
+    (tmp_path / "repo" / ".drift-cache" / "venvs" / "x").write_text("built\n")
+    assert venv_key(text, adapter) == before
+    (tmp_path / "repo" / "src" / "mymemory" / "__init__.py").write_text("VALUE = 2\n")
+    assert venv_key(text, adapter) != before
+
+
+def test_the_cache_key_names_the_folder_the_run_builds(tmp_path, monkeypatch):
+    """``drift-conformance cache-key`` lists the folder :func:`ensure_venv` builds in, and its key
+    moves with the adapter's own code (so a CI cache under it never serves stale code)."""
+    from conformance.backend import venvs
+    from conformance.backend.cachekey import cache_key
+
+    monkeypatch.setenv("DRIFT_CACHE_DIR", str(tmp_path / "cache"))
+    adapter = own_repository(tmp_path / "repo", "-e ..")
+    (adapter / "adapter.yaml").write_text((REPO / "adapters" / "keyword" / "adapter.yaml").read_text()
+                                          .replace("name: keyword", "name: mymemory"))
+    (adapter / "adapter.py").write_text("")
+    built = []
+
+    def cached_venv(env_dir, *args, **kwargs):  # record where the run would build, build nothing
+        built.append(env_dir.name)
+        return env_dir / "bin" / "python", False
+
+    monkeypatch.setattr(venvs, "cached_venv", cached_venv)
+    venvs.ensure_venv("mymemory", adapter / "requirements.txt")
+    first = cache_key([str(adapter)])
+    assert built[0] in first.venvs and built[0].startswith("mymemory-")
+    (tmp_path / "repo" / "src" / "mymemory" / "__init__.py").write_text("VALUE = 2\n")
+    assert cache_key([str(adapter)]).key != first.key and first.key.startswith(first.prefix)

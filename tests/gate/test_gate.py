@@ -191,14 +191,34 @@ def test_a_justified_regression_passes(baseline, keyword_run):
 
 
 def test_stochastic_system_is_gated_by_the_paired_interval(baseline, keyword_run):
+    stochastic = baseline.model_copy(deep=True)  # a baseline blessed from a stochastic system
+    stochastic.systems["keyword"].deterministic = False
     items = passing_items(keyword_run, 10_000)
     one = edited(keyword_run, fail=items[:1], deterministic=False)
-    assert exit_code(compare(baseline, one)) == 0  # one flip of a stochastic system is noise
+    assert exit_code(compare(stochastic, one)) == 0  # one flip of a stochastic system is noise
     many = edited(keyword_run, fail=items[::2], deterministic=False)  # half of each scenario's passing items
-    comparison = compare(baseline, many)
+    comparison = compare(stochastic, many)
     assert exit_code(comparison) == 1
     assert [f.kind for f in comparison.regressions] == ["pass_rate_drop"]
     assert "wholly below zero" in comparison.regressions[0].detail
+
+
+def test_attack_turning_determinism_off_to_soften_the_gate(baseline, keyword_run):
+    """A deterministic system's change that loses two items of one scenario and says Describe is
+    no longer deterministic (bench/attacks/determinism_dodge) is a breach, not a pass under the
+    paired interval (which a loss in one scenario never pushes wholly below zero)."""
+    items = passing_items(keyword_run, 10_000)
+    scenario = items[0].rsplit("/", 1)[0]
+    lost = [i for i in items if i.rsplit("/", 1)[0] == scenario][:2]
+    assert exit_code(compare(baseline, edited(keyword_run, fail=lost))) == 1
+    dodged = edited(keyword_run, fail=lost, deterministic=False)
+    comparison = compare(baseline, dodged)
+    assert exit_code(comparison) == 1
+    assert [f.key for f in comparison.breaches] == ["determinism:keyword"] and not comparison.regressions
+    # Reviewed on the base branch first, the change of rule passes, and the paired interval gates.
+    justified = baseline.model_copy(update={"justifications": [
+        Justification(breach="determinism:keyword", reason="the adapter now calls an LLM (issue 321)")]})
+    assert exit_code(compare(justified, dodged)) == 0
 
 
 def test_canary_leak_is_a_breach_unless_justified(baseline, keyword_run):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conformance.gate.baseline import DEFAULT_BASELINE
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gate.sh"
 DEGRADED = Path(__file__).resolve().parent / "degraded-keyword"
@@ -68,10 +70,24 @@ def test_workflow_gates_against_the_base_branch_with_the_script():
 
 def test_action_inputs_and_steps():
     action = yaml.safe_load((REPO / "action.yml").read_text())
-    assert set(action["inputs"]) == {"adapter", "baseline", "include-holdout", "suite-version"}
+    assert set(action["inputs"]) == {"adapter", "baseline", "include-holdout", "suite-version", "python-version",
+                                     "cache", "artifact", "shard", "shards"}
     assert action["inputs"]["adapter"]["required"] is True
+    # One default baseline path: the one --update-baseline writes and scripts/gate.sh reads.
+    assert action["inputs"]["baseline"]["default"] == DEFAULT_BASELINE
+    assert f'BASELINE="${{BASELINE:-{DEFAULT_BASELINE}}}"' in SCRIPT.read_text()
+    assert set(action["outputs"]) == {"verdict", "exit-code", "result", "report", "gate", "baseline", "shard-dir"}
     assert action["runs"]["using"] == "composite"
-    text = (REPO / "action.yml").read_text()
-    assert "scripts/gate.sh" in text and "github.action_path" in text and "drift-conformance==" in text
-    gate_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
-    assert "github.base_ref" in gate_step["env"]["BASE_REF"]
+    steps = action["runs"]["steps"]
+    gate_step = next(s for s in steps if s.get("id") == "gate")
+    assert "github.base_ref" in gate_step["env"]["BASE_REF"] and "scripts/gate.sh" in gate_step["run"]
+    assert "drift-conformance==" in (REPO / "scripts" / "action.sh").read_text()
+    # The caller's Python is left alone: setup-python, when used, does not touch PATH.
+    python = next(s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python@"))
+    assert python["with"]["update-environment"] is False
+    # The verdict fails the job last, after the caches are saved.
+    assert "exit" in steps[-1]["run"] and "steps.gate.outputs.exit-code" in steps[-1]["env"]["EXIT_CODE"]
+    # A matrix job (shard and shards) runs its shard and never gates: the merge job gates (docs/scale-out.md).
+    shard_step = next(s for s in steps if s.get("id") == "shard")
+    assert shard_step["if"] == "inputs.shards != ''" and '--shard "$SHARD/$SHARDS"' in shard_step["run"]
+    assert gate_step["if"] == steps[-1]["if"] == "inputs.shards == ''"

@@ -168,6 +168,23 @@ class DodgesAudits(DodgesMarkers):
         return super().hits(namespace, probe, k)
 
 
+class SniffsAudits(DodgesMarkers):
+    """DodgesMarkers, and it answers the state audit's sentence probes, told apart by their words,
+    only for signal sessions (bench/attacks/README.md, "No-Snapshot systems can sniff the audit"):
+    an audit probe holds all but one of its content words in one stored message (the frame keeps
+    one word of its question), which few real questions do. Markers and audit probes then agree,
+    so the audit passes, and the noise sessions it keeps (and answers real questions from) looked
+    forgotten."""
+
+    def hits(self, namespace, probe, k):
+        hits = super().hits(namespace, probe, k)
+        words = content_words(probe.query)
+        if len(words) >= 3 and any(len(words - content_words(text)) <= 1 for _, _, text, _ in self.docs[namespace]):
+            sessions = {mid: sid for mid, sid, _, _ in self.docs[namespace]}
+            hits = [h for h in hits if sessions[h.source_ids[0]] in self.signal]
+        return hits
+
+
 class VocabularySnapshot(Overlap):
     """Keeps and answers like Overlap; its Snapshot is one item citing every message whose text is
     the vocabulary of all it stores, each word once (bench/attacks/vocab_snapshot): it holds every
@@ -193,6 +210,50 @@ class PadsVocabulary(Overlap):
         items = [SnapshotItem("vocab", " ".join(vocab), tuple(mid for mid, _, _, _ in docs))]
         return items + [SnapshotItem(f"pad-{mid}", (sorted(content_words(text)) or ["x"])[0] + " " * len(text), (mid,))
                         for mid, _, text, _ in docs]
+
+
+class BagsSessions(Overlap):
+    """Keeps and answers like Overlap (hits cite message ids); its Snapshot is one item per session,
+    citing the session id only, whose text is the session's content words, each once
+    (bench/attacks/session_bag): a message id is backed through its session, whose bag holds the
+    message's words and outsizes it, so every verbatim hit was backed at a fraction of the storage."""
+
+    def snapshot(self, namespace):
+        bags: dict[str, dict[str, None]] = {}
+        for _, sid, text, _ in self.docs[namespace]:
+            bags.setdefault(sid, {}).update(dict.fromkeys(sorted(content_words(text))))
+        return [SnapshotItem(f"bag-{sid}", " ".join(words), (sid,)) for sid, words in bags.items()]
+
+
+class Resurrects(Overlap):
+    """Keeps every message; at each checkpoint (the Snapshot call opens one) it shows, and answers
+    from, only the sessions streamed since the previous checkpoint and every other older one, the
+    other half at the next checkpoint (bench/attacks/hindsight picks them with hindsight of the
+    questions): within a checkpoint nothing it says is false, yet sessions hidden at one checkpoint
+    come back at the next, which a memory that forgot them could not do."""
+
+    def __init__(self, label: str):
+        super().__init__(label)
+        self.shown: dict[str, set[str]] = {}
+        self.checkpoints: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.shown[namespace], self.checkpoints[namespace], self.seen[namespace] = set(), 0, 0
+
+    def snapshot(self, namespace):
+        order = list(dict.fromkeys(sid for _, sid, _, _ in self.docs[namespace]))
+        n = self.checkpoints[namespace] = self.checkpoints[namespace] + 1
+        old, new = order[:self.seen[namespace]], order[self.seen[namespace]:]
+        self.shown[namespace] = set(new) | {sid for i, sid in enumerate(old) if (i + n) % 2 == 0}
+        self.seen[namespace] = len(order)
+        return [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in self.docs[namespace]
+                if sid in self.shown[namespace]]
+
+    def ranked(self, namespace, query, k):
+        everything = super().ranked(namespace, query, 10 ** 6)
+        return [d for d in everything if d[1] in self.shown.get(namespace, ())][:k]
 
 
 class LaundersCitations(Overlap):
@@ -310,6 +371,29 @@ def records_of(doc, system):
 def _gold(scenarios):
     fixtures = [REPO / "fixtures" / f"{sid}.jsonl" for sid in scenarios]
     return validate_selection(fixtures, REPO / "gold")
+
+
+def naive_selectivity(doc, system, scenarios):
+    """Selectivity by the rule before the final_forget fix: the last checkpoint of each scenario
+    only, and a noise session its state does not list counted as dropped whatever the method
+    (marker probing included)."""
+    gold, records = _gold(scenarios), records_of(doc, system)
+    order: dict[str, list[str]] = {}
+    last: dict[str, dict] = {}
+    for r in records:
+        if r["kind"] == "store":
+            order.setdefault(r["scenario_id"], []).append(r["session_id"])
+        elif r["kind"] == "state" and (r["scenario_id"] not in last
+                                       or r["after_session"] > last[r["scenario_id"]]["after_session"]):
+            last[r["scenario_id"]] = r
+    counts = {"noise": [0, 0], "signal": [0, 0]}
+    for scenario, state in last.items():
+        stored = set(state["stored_sessions"] or ())
+        for sid in order[scenario][: state["sessions_streamed"]]:
+            tier = "noise" if gold[scenario].session_tiers[sid] == "noise" else "signal"
+            counts[tier][0] += (sid not in stored) if tier == "noise" else (sid in stored)
+            counts[tier][1] += 1
+    return (counts["noise"][0] / counts["noise"][1] + counts["signal"][0] / counts["signal"][1]) / 2
 
 
 def naive_recall(doc, system, scenarios):

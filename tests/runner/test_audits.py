@@ -109,7 +109,9 @@ def test_a_memory_without_snapshot_that_dodges_markers_is_caught(tmp_path, monke
     before = run(tmp_path / "before", monkeypatch, dishonest.Overlap("honest"),
                  dishonest.DodgesMarkers("dodges", signal), audit=False)
     assert value(before, "dodges", "accuracy") == value(before, "honest", "accuracy")
-    assert value(before, "dodges", "selectivity") > value(before, "honest", "selectivity") + 0.2
+    # The gain it got when marker probing credited forgetting; no-Snapshot selectivity credits none now.
+    assert dishonest.naive_selectivity(before, "dodges", SCENARIOS) > value(before, "honest", "selectivity") + 0.2
+    assert value(before, "dodges", "selectivity") <= 0.5
     doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.DodgesMarkers("dodges", signal))
     audit = doc.systems["dodges"].state_audit
     assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
@@ -130,6 +132,23 @@ def test_a_memory_that_tells_the_audit_probes_by_shape_position_or_time_is_caugh
     assert audit.passed is False and any("whose marker Retrieve does not return" in line for line in audit.findings)
     assert doc.systems["dodges-audit"].measurement["selectivity"].startswith("state audit")
     assert value(doc, "dodges-audit", "selectivity") == pytest.approx(value(doc, "honest", "selectivity"), abs=0.02)
+
+
+def test_a_memory_without_snapshot_that_sniffs_the_audit_gets_no_credit_for_forgetting(tmp_path, monkeypatch):
+    """A no-Snapshot memory that withholds the markers and the audit's sentence probes of noise
+    sessions alike (it tells the probes by their words) passes the audit; credited with forgetting
+    what its markers withheld, it looked selective while it keeps and answers from everything."""
+    signal = dishonest.signal_sessions(SCENARIOS)
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.SniffsAudits("sniffs", signal))
+    assert value(doc, "sniffs", "accuracy") == value(doc, "honest", "accuracy")
+    audit = doc.systems["sniffs"].state_audit
+    assert audit.passed, audit.findings  # the audit cannot tell: markers and sentences agree
+    assert 0 < audit.sentences_found < audit.sentences_probed
+    assert doc.systems["sniffs"].measurement["selectivity"].startswith("marker probing")
+    # Before: the withheld noise sessions counted as dropped.
+    assert dishonest.naive_selectivity(doc, "sniffs", SCENARIOS) > value(doc, "honest", "selectivity") + 0.2
+    # Now no noise session counts as dropped without a Snapshot: at most what storing everything gets.
+    assert value(doc, "sniffs", "selectivity") <= value(doc, "honest", "selectivity") == 0.5
 
 
 def scheduled(scenario: str):
@@ -206,27 +225,43 @@ def test_a_vocabulary_snapshot_is_caught_and_its_storage_not_used(tmp_path, monk
 
 
 def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_path, monkeypatch):
-    """Two cheats in one pair of runs: pads (a word and a run of spaces per message backs each
-    message's length) and launders (hits from unshown sessions cite a session the Snapshot holds)."""
+    """Three cheats in one pair of runs: pads (a word and a run of spaces per message backs each
+    message's length), launders (hits from unshown sessions cite a session the Snapshot holds) and
+    bags (one item per session of its words, each once, citing the session, backs every message)."""
     signal = dishonest.signal_sessions(SCENARIOS)
 
     def cheats():
-        return dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"), dishonest.LaundersCitations("launders",
-                                                                                                          signal)
+        return (dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"),
+                dishonest.LaundersCitations("launders", signal), dishonest.BagsSessions("bags"))
 
     before = run(tmp_path / "before", monkeypatch, *cheats(), audit=False)
-    assert value(before, "pads", "accuracy") == value(before, "honest", "accuracy")
-    assert value(before, "pads", "storage_tokens_per_session") < value(before, "honest",
-                                                                       "storage_tokens_per_session") / 2
+    for cheat in ("pads", "bags"):
+        assert value(before, cheat, "accuracy") == value(before, "honest", "accuracy")
+        assert value(before, cheat, "storage_tokens_per_session") < value(before, "honest",
+                                                                          "storage_tokens_per_session") / 2, cheat
     assert value(before, "launders", "selectivity") > value(before, "honest", "selectivity")
     doc = run(tmp_path / "after", monkeypatch, *cheats())
     assert doc.systems["honest"].state_audit.passed
-    for cheat, finding in (("pads", "not backed"), ("launders", "does not hold")):
+    for cheat, finding in (("pads", "not backed"), ("launders", "does not hold"), ("bags", "not backed")):
         audit = doc.systems[cheat].state_audit
         assert audit.passed is False and any(finding in line for line in audit.findings), (cheat, audit.findings)
         for metric in ("recall_at_k", *STORAGE):
             assert no_better(doc, cheat, "honest", metric,
                              lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
+
+
+def test_a_memory_that_brings_back_what_it_hid_is_caught(tmp_path, monkeypatch):
+    """A session the Snapshot did not hold at one checkpoint, streamed before it, cannot be held
+    at a later one by a memory that forgot it: a memory that hides half its older sessions at each
+    checkpoint, the other half at the next, passes every within-checkpoint check (it answers only
+    from what it shows), and is caught across checkpoints (bench/attacks/hindsight)."""
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.Resurrects("resurrects"))
+    assert doc.systems["honest"].state_audit.passed
+    audit = doc.systems["resurrects"].state_audit
+    assert audit.passed is False and any("did not hold" in line for line in audit.findings), audit.findings
+    for metric in STORAGE:
+        assert no_better(doc, "resurrects", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
@@ -302,6 +337,38 @@ def test_a_hit_citing_nothing_is_backed_only_by_the_whole_snapshot():
     assert _hit_problems(longer, view, ledger) == ([], True)
 
 
+def test_a_hit_is_backed_by_its_words_in_their_order_not_by_a_bag_of_them():
+    """A verbatim hit citing a message id is backed through its session's items; those must hold
+    the hit's neighbouring word pairs, not only its words: a bag of the session's words, each once,
+    or its content words in order without the function words between them, backs no message of it
+    (bench/attacks/session_bag), while the session kept verbatim, or the message itself, does."""
+    from types import SimpleNamespace as NS
+
+    from conformance.runner.audit import MessageLedger, _hit_problems, _snapshot_view
+
+    ledger = MessageLedger(scenario_id="t")
+    texts = {"s1-m1": "principal: I moved the whole team to the Lisbon office on Friday, after the lease ran out.",
+             "s1-m2": "assistant: Noted. Do you want the floor plan of the Lisbon office sent to the team as well?"}
+    ledger.session_of.update({m: "s1" for m in texts})
+    hit = NS(text=texts["s1-m1"], source_ids=("s1-m1",))
+
+    def backed(*items):
+        return _hit_problems(hit, _snapshot_view(list(items), ledger, "sys"), ledger) == ([], False)
+
+    from conformance.provenance import content_terms
+
+    bag = " ".join(dict.fromkeys(w for t in texts.values() for w in sorted(content_terms(t))))
+    ordered = " ".join(w for t in texts.values() for w in content_terms(t))
+    assert not backed(NS(item_id="bag", text=bag, source_ids=("s1",)))
+    assert not backed(NS(item_id="content", text=ordered, source_ids=("s1",)))
+    assert backed(NS(item_id="verbatim", text="\n".join(texts.values()), source_ids=("s1",)))
+    assert backed(NS(item_id="m1", text=texts["s1-m1"], source_ids=("s1-m1",)))
+    # A rewriting memory's fact is its own hit: its words and their order are the item's.
+    fact = NS(text="Principal moved the team to the Lisbon office", source_ids=("s1",))
+    view = _snapshot_view([NS(item_id="f", text=fact.text, source_ids=("s1",))], ledger, "sys")
+    assert _hit_problems(fact, view, ledger) == ([], False)
+
+
 def test_uncited_hits_must_not_show_more_text_than_the_snapshot_holds():
     """A Snapshot that lists each word once backs every uncited hit word by word and in length,
     one hit at a time; across the checkpoint's hits it holds far less than they show."""
@@ -321,5 +388,6 @@ def test_uncited_hits_must_not_show_more_text_than_the_snapshot_holds():
         return audit_checkpoint("sys", MessageLedger(scenario_id="t"), items, hits, {})["findings"]
 
     assert findings(verbatim) == [] and findings(prior) == []
-    [finding] = findings(vocabulary)
-    assert "cite nothing" in finding and "Snapshot holds" in finding
+    # Each hit is unbacked on its own too now (the vocabulary lacks its word pairs); the overreach line stays.
+    overreach = [line for line in findings(vocabulary) if "cite nothing" in line]
+    assert len(overreach) == 1 and "Snapshot holds" in overreach[0]

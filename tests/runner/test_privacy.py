@@ -86,3 +86,29 @@ def test_built_in_adapters_honour_scopes_and_a_leaky_one_is_measured(tmp_path):
     shown = re.match(r"privacy: in (\d+) of (\d+) probes", note)
     assert (int(shown[1]), int(shown[2])) == (round(rate.value * rate.n), rate.n)
     assert f"privacy_score {leaky.metrics['privacy_score'].value:.3f}" in note
+
+
+def test_private_text_stored_inside_a_cited_shared_message_is_a_breach():
+    """A hit that carries the shared message it cites and holds, beside it, another entity's private
+    message (bench/attacks/scope_smuggle stores each private message inside the shared one before it)
+    breaches; the same hit for the private message's author does not, nor does a shared message
+    whose own words happen to overlap a private one."""
+    from types import SimpleNamespace as NS
+
+    from conformance.provenance import content_words
+    from conformance.runner.run import scope_breaches
+
+    shared = "The quarterly report goes to the printer on level three tomorrow morning."
+    private = "My locker code is 4417 and the spare key hides behind the fern."
+    echo = "Alice said the spare key and the fern moved, and the printer is fixed."
+    words_of = {"s1-m1": content_words(shared), "s1-m2": content_words(private), "s1-m3": content_words(echo)}
+    private_of = {"s1-m2": "alice"}
+
+    def hit(text, cited):
+        return NS(source_ids=(cited,), carried=(cited,), words=content_words(text))
+
+    smuggled = hit(f"bob: {shared}\nalice: {private}", "s1-m1")
+    assert scope_breaches([smuggled], "bob", private_of, words_of) == [{"rank": 1, "private_ids": ["s1-m2"]}]
+    assert scope_breaches([smuggled], "alice", private_of, words_of) == []
+    assert scope_breaches([hit(f"bob: {shared}", "s1-m1")], "bob", private_of, words_of) == []
+    assert scope_breaches([hit(f"bob: {echo}", "s1-m3")], "bob", private_of, words_of) == []

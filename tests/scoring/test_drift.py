@@ -129,16 +129,28 @@ def test_selective_memory_with_equal_recall_scores_higher_mvot_and_selectivity()
 
 
 def test_selectivity_mixed_golden():
-    # Noise: a2 not stored, a4 stored, b2 not stored -> TNR 2/3; signal a1, a3 (soft), b1 stored -> 1.
+    # Every checkpoint judges the sessions streamed by then; the counts are pooled over them.
+    # Noise: A-c1 a2 dropped (1 of 1); A-c2 a2 dropped, a4 stored (1 of 2); B-c1 b2 dropped (1 of 1)
+    # -> TNR 3/4. Signal: A-c1 a1; A-c2 a1, a3 (soft); B-c1 b1: all stored -> TPR 4/4.
     out = run(sys_stored={"A-c1": ["a1"], "A-c2": ["a1", "a3", "a4"], "B-c1": ["b1"]})
-    assert value(out, "selectivity") == pytest.approx((2 / 3 + 1) / 2)
+    assert value(out, "selectivity") == pytest.approx((3 / 4 + 1) / 2)
+    assert out.metrics["selectivity"].n == 8  # 2 + 4 + 2 session judgments
+    # short: A-c1 and B-c1, both noise dropped -> 1; medium: A-c2, TNR 1/2, TPR 2/2.
+    assert value(out, "selectivity.short") == pytest.approx(1.0)
+    assert value(out, "selectivity.medium") == pytest.approx((1 / 2 + 1) / 2)
     assert out.measurement["selectivity"] == "snapshot provenance"
 
 
-def test_selectivity_by_marker_probing_is_labelled_and_storage_is_na():
+def test_selectivity_by_marker_probing_is_labelled_credits_no_forgetting_and_storage_is_na():
+    # Without Snapshot a noise session is never counted dropped: a memory can tell the marker and
+    # audit probes from the real questions and withhold what it keeps. TNR 0/4; TPR 4/4 as above.
     out = run(sys_stored={"A-c1": ["a1"], "A-c2": ["a1", "a3", "a4"], "B-c1": ["b1"]}, method="marker_probe")
-    assert value(out, "selectivity") == pytest.approx((2 / 3 + 1) / 2)
+    assert value(out, "selectivity") == pytest.approx((0 + 1) / 2)
+    # Dropping a signal session still costs: A-c2 without a3 -> TPR 3/4, (0 + 3/4) / 2.
+    dropped = run(sys_stored={"A-c1": ["a1"], "A-c2": ["a1", "a4"], "B-c1": ["b1"]}, method="marker_probe")
+    assert value(dropped, "selectivity") == pytest.approx(3 / 8)
     assert out.measurement["selectivity"].startswith("marker probing")
+    assert "no noise session counts as dropped" in out.measurement["selectivity"]
     assert value(out, "mvot") is None and "Snapshot" in out.metrics["mvot"].reason
     assert value(out, "tes") is None
     assert value(out, "drift_c") is None and "mvot" in out.metrics["drift_c"].reason
@@ -177,7 +189,10 @@ def test_drift_c_golden():
 def test_tes_lps_drift_e_golden():
     out = run(read_ms={"p4": 100.0})
     # MVOT_ref: A-c1 (2/3 - 1/3)/(2/3) = 0.5; A-c2 (1 - 2/3)/1 = 1/3 -> 5/12.
-    # TC_sys = (0 W + 250 S_final + 0 R) / 6 sessions; TC_ref = (60 W + 100 S_final) / 6.
+    # S_eff per scenario = n_final x sum_t S(t) / sum_t n(t): sys A 4 x (100 + 200) / (2 + 4) = 200,
+    # B 2 x 50 / 2 = 50 -> 250 (storage grows with the sessions, so S_eff = S_final here);
+    # reference A 4 x (40 + 80) / 6 = 80, B 20 -> 100.
+    # TC_sys = (0 W + 250 S_eff + 0 R) / 6 sessions; TC_ref = (60 W + 100 S_eff) / 6.
     tes = ((1 / 3) / (5 / 12)) / (250 / 160)
     assert value(out, "tes") == pytest.approx(tes)
     assert value(out, "token_cost_per_session") == pytest.approx(250 / 6)
@@ -191,6 +206,30 @@ def test_tes_lps_drift_e_golden():
     assert value(out, "dialectic_speed_ms") == pytest.approx(112.9)
     assert value(out, "drift_e") == pytest.approx(0.55 * min(1.0, tes) + 0.45 * lps)
     assert "no answer model" in out.measurement["ttfrt_ms_p99"]
+
+
+def test_a_memory_that_forgets_just_before_the_last_checkpoint_pays_for_what_it_held():
+    """bench/attacks/final_forget: everything kept and shown at the early checkpoints, then all but
+    the signal forgotten right before the last Snapshot. TES charges the storage MVOT charges and
+    selectivity judges every checkpoint, so the early checkpoints, answered from everything, count."""
+    out = run(sys_storage={"A-c1": 160, "A-c2": 80, "B-c1": 50},
+              sys_stored={"A-c1": ["a1", "a2"], "A-c2": ["a1", "a3"], "B-c1": ["b1", "b2"]})
+    # MVOT: error reduction 5/6; storage 160 + 80 + 50 = 290 against 140 -> 5/6 x 14/29 = 35/87.
+    assert value(out, "mvot") == pytest.approx(35 / 87)
+    # S_eff: A 4 x (160 + 80) / (2 + 4) = 160 (S_final would be 80), B 2 x 50 / 2 = 50 -> 210.
+    # TC_sys = 210 / 6 = 35; TC_ref = 160 / 6. TES = ((35/87) / (5/12)) / (35 / (160/6))
+    # = (28/29) x (16/21) = 64/87 (with S_final: (28/29) / (130/160) = 448/377, above 1).
+    assert value(out, "storage_tokens_per_session") == pytest.approx(35.0)
+    assert value(out, "token_cost_per_session") == pytest.approx(35.0)
+    assert value(out, "tes") == pytest.approx(64 / 87)
+    # Selectivity: noise A-c1 a2 stored, A-c2 a2 and a4 dropped, B-c1 b2 stored -> TNR 2/4; signal
+    # all stored (4/4) -> 3/4 (judged at the last checkpoints only: TNR 2/3 -> 5/6).
+    assert value(out, "selectivity") == pytest.approx(3 / 4)
+    # short: A-c1 and B-c1 store everything -> 0.5; medium: A-c2 -> 1.
+    assert value(out, "selectivity.short") == pytest.approx(0.5)
+    assert value(out, "selectivity.medium") == pytest.approx(1.0)
+    # DRIFT-E clips TES at 1: below 1 it now moves with it (LPS: 10 ms reads, 11 ms TTFRT -> 1).
+    assert value(out, "drift_e") == pytest.approx(0.55 * 64 / 87 + 0.45 * 1.0)
 
 
 def test_tes_is_na_when_reference_does_no_better_than_amnesiac():
@@ -342,8 +381,9 @@ def test_free_form_runs_say_why_mvot_is_undefined():
     out = drift_suite("sys", rows, records, GOLD, PARADIGM, n_boot=50, seed=0)
     assert value(out, "mvot") is None and "free-form" in out.metrics["mvot"].reason
     assert "free-form" in out.metrics["drift_c"].reason and "free-form" in out.metrics["tes"].reason
-    # Storage is still measured: Snapshot does not need scored answers.
-    assert value(out, "storage_tokens_per_session") == pytest.approx(20 / 6)
+    # Storage is still measured: Snapshot does not need scored answers. 10 tokens at every
+    # checkpoint: S_eff A = 4 x (10 + 10) / (2 + 4) = 40/3, B = 2 x 10 / 2 = 10 -> (70/3) / 6 sessions.
+    assert value(out, "storage_tokens_per_session") == pytest.approx(35 / 9)
 
 
 def test_paired_suite_golden_and_self_difference():
