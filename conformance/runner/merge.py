@@ -36,8 +36,8 @@ from conformance.scoring.drift import REFERENCE
 
 __all__ = ["MergeError", "ShardResult", "load_shard", "merge_shards"]
 
-PER_SHARD_CONFIG = frozenset({"run_id", "records", "host", "fixtures_dir", "gold_dir", "shard", "resumed",
-                              "executor"})
+PER_SHARD_CONFIG = frozenset({"run_id", "records", "records_sha256", "host", "fixtures_dir", "gold_dir", "shard",
+                              "resumed", "executor"})
 """``receipt.config`` keys that may differ between the shards of one run (they name each
 shard's run, paths and host); every other key must be equal."""
 
