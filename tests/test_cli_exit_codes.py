@@ -29,8 +29,11 @@ render.markdown = markdown
 """
 
 #: Ctrl-C while the corpus streams: SIGINT to this very process.
+# A shell without job control (a CI script's `cmd &`) starts children with SIGINT ignored;
+# restore Python's handler so the injected Ctrl-C is delivered as it is at a terminal.
 CTRL_C_IN_RUN = """
 import conformance.runner.job as job
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def run_corpus(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGINT)
     time.sleep(30)
