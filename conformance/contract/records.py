@@ -147,7 +147,8 @@ class StateRecord(_OfScenario):
     """Held sessions of which the Snapshot carries only some messages: session id -> the held
     message ids (failure causes, docs/failure-causes.md); written with a Snapshot."""
     audit: dict[str, Any] | None = None
-    """The state audit at this checkpoint (``hits_checked``, ``probed``, ``found``, ``findings``),
+    """The state audit at this checkpoint (``hits_checked``, ``probed``, ``found``, ``findings``, and
+    ``held_uncited`` once the Snapshot has held found content in items not citing it),
     :func:`conformance.runner.audit.audit_checkpoint`; written only for audited systems."""
     error: str | None = None
 

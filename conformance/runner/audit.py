@@ -114,6 +114,9 @@ class MessageLedger:
     last_held: dict[str, tuple[frozenset[str], int]] = field(default_factory=dict)
     """System label -> (sessions its Snapshot held at its previous audited checkpoint, how many
     sessions had been streamed then)."""
+    shown_uncited: dict[str, set[str]] = field(default_factory=dict)
+    """System label -> sessions whose content Retrieve showed, by content alone, from Snapshot items
+    that do not cite them, at any audited checkpoint so far (:func:`audit_checkpoint`)."""
 
     def add_session(self, session, marker: str | None = None) -> None:
         """Record what Store received of one session (call before the transcript is dropped)."""
@@ -395,6 +398,27 @@ def _uncited_overreach(items, hits) -> tuple[int, int] | None:
     return None if covered >= BACKED_SHARE * total else (total, covered)
 
 
+def _held_by_content(label: str, items, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
+    """Whether some Snapshot item that carries nothing it cites (it cites nothing, or what its text
+    does not hold) holds, by content alone, what :func:`_finds` found of ``session`` (half the
+    sampled message's other half, and one of the session's messages).
+
+    Such a session is no mismatch (the Snapshot holds what Retrieve showed, a prior of frequent words
+    that happens to contain a message's words among them: ``shortcut-prior``) but it is not held by
+    provenance either: it earns no credit as a stored signal session, and from then on in the scenario
+    (``held_uncited``, sticky) the Snapshot no longer establishes that any noise session is gone
+    (selectivity, :mod:`conformance.scoring.drift`): items that hold content they do not cite may
+    hold any session, so content kept outside the citations can neither hide a noise session nor
+    claim a forgotten one (``tests/runner/dishonest.py``: ``UncitedNoise``)."""
+    for item in items:
+        words = ledger.words_of_item(label, item)
+        if len(words & rest) * 2 >= len(rest) and any(carries(words, ledger.words_of[m])
+                                                       for m in ledger.messages_of[session]) \
+                and not carried_ids(words, item.source_ids, ledger.words_of, ledger.messages_of):
+            return True
+    return False
+
+
 def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
     """Whether an audit probe's hit brings the probed session's content back: its text holds half
     the sampled message's other half (:class:`AuditSentence`), and it carries a message of the
@@ -418,7 +442,10 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     it was asked about (:meth:`MessageLedger.schedule`: the same for every system, asked among
     the checkpoint's probes). Asks nothing; records what the Snapshot holds for the next checkpoint's
     comparison (:meth:`MessageLedger.held_again`). Returns ``{"hits_checked", "probed", "found",
-    "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch.
+    "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch; and,
+    once some session has been found whose content the Snapshot holds only in items that do not cite
+    it (:func:`_held_by_content`), ``held_uncited``: every such session so far in the scenario, in
+    stream order.
 
     ``marker_held``: for a system without Snapshot, the sessions its marker probes found
     (``items`` then empty): the sentence probes check that story instead (a session whose content
@@ -429,6 +456,7 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     # messages; a session cited only by shards that carry nothing would look unstored yet back every hit.
     held = ledger.carried_sessions(label, items) if marker_held is None else set(marker_held)
     unsupported, unbacked, checked = [], [], 0
+    uncited = ledger.shown_uncited.setdefault(label, set())
     for hit in (probe_hits if marker_held is None else ()):
         checked += 1
         missing, bad_text = _hit_problems(hit, view, ledger)
@@ -442,7 +470,9 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
         probed.append(session)
         if any(_finds(hit, session, rest, ledger) for hit in owned):
             found.append(session)
-            if session not in held:
+            if session not in held and marker_held is None and _held_by_content(label, items, session, rest, ledger):
+                uncited.add(session)
+            elif session not in held:
                 hidden.append(session)
         for hit in (owned if marker_held is None else ()):
             checked += 1
@@ -472,7 +502,10 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
         holder = "the Snapshot does not hold" if marker_held is None else "whose marker Retrieve does not return"
         findings.append(f"Retrieve returns content of {len(hidden)} sessions {holder} (first: "
                         f"{', '.join(hidden[:MAX_EXAMPLES])})")
-    return {"hits_checked": checked, "probed": probed, "found": found, "findings": findings}
+    audit = {"hits_checked": checked, "probed": probed, "found": found, "findings": findings}
+    if uncited:
+        audit["held_uncited"] = [s for s in ledger.order if s in uncited]
+    return audit
 
 
 def apply_state_audit(records: list[dict]) -> dict | None:

@@ -527,6 +527,11 @@ def _selectivity(out: SuiteResult, own_records, gold: Mapping[str, GoldFile], bo
             out.metrics[name] = _na("no Snapshot and no session markers: which sessions are stored is unknown")
         return
     out.measurement["selectivity"] = _selectivity_measurement(methods)
+    uncited = sum(1 for r in states if (r.get("audit") or {}).get("held_uncited"))
+    if uncited:
+        out.measurement["selectivity"] += (
+            f"; at {uncited} of {len(states)} checkpoints the Snapshot held, in items not citing them, sessions "
+            "Retrieve showed by content alone, so no noise session counts as dropped there (docs/audit.md)")
     for horizon in (None, *horizons):
         tag = "selectivity" if horizon is None else f"selectivity.{horizon}"
         cols = _SelectivityColumns.of(tag)
@@ -563,7 +568,9 @@ def _judge_checkpoint(boot: _Boot, cols: _SelectivityColumns, state: Mapping, go
     # Only a Snapshot that passed the audit establishes what was dropped: the audit's probes and the
     # markers show what Retrieve returns, which a memory can withhold (at most what storing
     # everything gets, 0.5).
-    forgetting = state.get("method") == "snapshot"
+    # A Snapshot seen holding content it does not cite (``held_uncited``, sticky per scenario) may hold
+    # any session so: it no longer establishes which noise sessions are gone.
+    forgetting = state.get("method") == "snapshot" and not (state.get("audit") or {}).get("held_uncited")
     n = 0
     for session_id in order.get(scenario, [])[: state["sessions_streamed"]]:
         tier = tiers.get(session_id)

@@ -285,6 +285,26 @@ class LaundersCitations(Overlap):
         return out
 
 
+class UncitedNoise(Overlap):
+    """Keeps and answers like Overlap; its Snapshot cites the signal sessions' messages (it is told
+    which) and holds every other message verbatim in one item citing nothing, and hits from those
+    cite nothing: the Snapshot holds all it shows, yet by provenance the noise looks dropped."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def snapshot(self, namespace):
+        docs = self.docs[namespace]
+        rest = "\n".join(text for _, sid, text, _ in docs if sid not in self.signal)
+        return [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in docs if sid in self.signal] + \
+            ([SnapshotItem("kept", rest, ())] if rest else [])
+
+    def hits(self, namespace, probe, k):
+        return [RetrievedHit(text, 1.0, (mid,) if sid in self.signal else (), ts)
+                for mid, sid, text, ts in self.ranked(namespace, probe.query, k)]
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

@@ -264,6 +264,32 @@ def test_a_memory_that_brings_back_what_it_hid_is_caught(tmp_path, monkeypatch):
                          lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
+def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetting(tmp_path, monkeypatch):
+    """A Snapshot that holds what Retrieve shows, but in an item citing nothing, is no mismatch (a
+    prior of frequent words, shortcut-prior, happens to hold some message's words: it failed the
+    audit on the library and left the shortcut audit without a DRIFT-C); and such an item may hold
+    any session, so from then on no noise session counts as dropped: noise kept uncited beside
+    cited signal sessions looked forgotten by provenance."""
+    from conformance.runner import audit as state_audit
+
+    signal = dishonest.signal_sessions(SCENARIOS)
+    with monkeypatch.context() as m:  # the harness taking the Snapshot's citations on trust
+        m.setattr(state_audit, "_held_by_content", lambda *a: False)
+        before = run(tmp_path / "before", m, dishonest.Overlap("honest"),
+                     dishonest.UncitedNoise("uncited", signal), audit=False)
+    assert value(before, "uncited", "selectivity") > value(before, "honest", "selectivity") + 0.2
+    doc = run(tmp_path / "after", monkeypatch, dishonest.Overlap("honest"), dishonest.UncitedNoise("uncited", signal))
+    audit = doc.systems["uncited"].state_audit
+    assert audit.passed, audit.findings
+    assert audit.sentences_found > 0
+    assert "not citing them" in doc.systems["uncited"].measurement["selectivity"]
+    assert "not citing them" not in doc.systems["honest"].measurement["selectivity"]
+    assert value(doc, "uncited", "drift_c") is not None
+    for metric in STORAGE:
+        assert no_better(doc, "uncited", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.CitesEverything("cites-all"))
     # Same texts; its hits are dated by the newest message they carry, so its answers can only lose.
