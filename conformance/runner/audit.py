@@ -412,11 +412,17 @@ def _held_by_content(label: str, items, session: str, rest: frozenset[str], ledg
     claim a forgotten one (``tests/runner/dishonest.py``: ``UncitedNoise``)."""
     for item in items:
         words = ledger.words_of_item(label, item)
-        if len(words & rest) * 2 >= len(rest) and any(carries(words, ledger.words_of[m])
-                                                       for m in ledger.messages_of[session]) \
+        if _shows(words, session, rest, ledger) \
                 and not carried_ids(words, item.source_ids, ledger.words_of, ledger.messages_of):
             return True
     return False
+
+
+def _shows(words: frozenset[str], session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
+    """Whether text with content ``words`` shows ``session``'s sampled content by content alone: half
+    the sampled message's other half, and one of the session's messages (:func:`carries`)."""
+    return len(words & rest) * 2 >= len(rest) and any(carries(words, ledger.words_of[m])
+                                                      for m in ledger.messages_of[session])
 
 
 def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
@@ -429,7 +435,7 @@ def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLed
         return False
     if any(ledger.session_of[m] == session for m in hit.carried):
         return True
-    return not hit.carried and any(carries(words, ledger.words_of[m]) for m in ledger.messages_of[session])
+    return not hit.carried and _shows(words, session, rest, ledger)
 
 
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
