@@ -76,7 +76,12 @@ def test_sigkilled_runner_leaves_no_helper_no_secret_and_the_next_run_sweeps(tmp
             assert runner.poll() is None and time.monotonic() < deadline, "the adapter never started its helper"
             time.sleep(0.05)
         child = int(found[0].read_text())
-        time.sleep(0.5)  # let the stderr line reach the log
+        # The key line reaches adapter.log through the runner's pump thread: wait for it (a fixed
+        # pause lost that race on a loaded host), so the kill tests redaction, not timing.
+        log_file = found[0].parent / "adapter.log"
+        while "the key is" not in (log_file.read_text() if log_file.exists() else ""):
+            assert runner.poll() is None and time.monotonic() < deadline, "the adapter's key line never reached its log"
+            time.sleep(0.05)
         os.kill(runner.pid, signal.SIGKILL)
         runner.wait()
     finally:
