@@ -330,14 +330,17 @@ def _shard_part(r: RunRequest, fixtures: list[Path]) -> tuple[list[Path], dict |
     missing shard, and which scenarios it held, from this shard's result alone.
 
     Raises:
-        JobError: the shard holds no scenario (more shards than selected scenarios).
+        JobError: more shards than selected scenarios, whichever shard this is: some shard
+            of N then holds none, so the N results ``merge`` needs can never all exist.
     """
     if r.shard is None:
         return fixtures, None
     mine = split(fixtures, r.shard)
-    if not mine:
-        raise JobError(f"--shard {r.shard}: the selection has {len(fixtures)} scenarios, so shard {r.shard.index} "
-                       f"of {r.shard.count} has none; use at most {len(fixtures)} shards")
+    if r.shard.count > len(fixtures):
+        held = f"shard {r.shard.index} of {r.shard.count} has none" if not mine else \
+            f"shards {len(fixtures) + 1} to {r.shard.count} of {r.shard.count} would have none"
+        raise JobError(f"--shard {r.shard}: the selection has {len(fixtures)} scenarios, so {held}; "
+                       f"use at most {len(fixtures)} shards")
     return mine, {"index": r.shard.index, "count": r.shard.count, "scenarios": [p.stem for p in mine],
                   "selection_scenarios": sorted(p.stem for p in fixtures),
                   "selection_hash": selection_hash(fixtures, r.gold_dir)}

@@ -82,6 +82,13 @@ def test_cli_refuses_a_bad_shard_and_a_gate_on_a_shard(tmp_path):
     assert empty.returncode == 2 and "has none; use at most 3 shards" in empty.stderr, empty.stderr
 
 
+def test_cli_refuses_every_shard_of_more_shards_than_scenarios(tmp_path):
+    """1/4 of 3 scenarios holds one, but 4/4 can never run, so no merge of 1..4 could finish."""
+    first = cli("--shard", "1/4", *OPTIONS, cwd=tmp_path)
+    assert first.returncode == 2 and "use at most 3 shards" in first.stderr, first.stderr
+    assert not list((tmp_path / "runs").glob("*/records.jsonl"))  # refused before any run starts
+
+
 # --- whole run, shards, merge ----------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
