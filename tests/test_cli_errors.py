@@ -128,3 +128,16 @@ def test_a_misspelt_adapter_is_refused_before_anything_starts(tmp_path):
     assert_error(proc, "--adapter keywrod", "did you mean keyword?")
     assert "starting adapters" not in proc.stderr  # refused before any adapter process
     assert not list((tmp_path / "runs").glob("*/records.jsonl"))
+
+
+def test_a_run_of_only_a_control_kind_folder_names_why_nothing_scored(tmp_path):
+    """A folder copied from adapters/none keeps ``kind: control``: the run must say so, not just 'scored nothing'."""
+    import shutil
+
+    mine = tmp_path / "my-memory"
+    shutil.copytree(REPO / "adapters" / "none", mine)
+    text = (mine / "adapter.yaml").read_text()
+    (mine / "adapter.yaml").write_text(text.replace("name: none", "name: my-memory"))
+    proc = cli("--adapter", str(mine), "--scenario", "ua-short-001", "--bootstrap", "100", "--quiet",
+               "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert_error(proc, "the run scored nothing", "my-memory", "kind: control", "adapter.yaml")

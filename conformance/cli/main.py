@@ -185,10 +185,20 @@ def main(ctx, **options):
                       f"on; a system's faulted probes count as failed; records in {doc.receipt.config.get('records')}):"
                       f"\n  {shown}")
     if not scored_anything(doc):
-        raise Failure("the run scored nothing: no system produced a defined accuracy or recall")
+        raise Failure("the run scored nothing: no system produced a defined accuracy or recall" + _as_controls(doc))
     if o.compare_with is not None or o.update_baseline:
         ctx.exit(_gate_after_run(doc, o.compare_with, o.update_baseline,
                                  echo=(lambda text: err.print(text, markup=False)) if o.as_json else click.echo))
+
+
+def _as_controls(doc) -> str:
+    """Why a named adapter did not count: its adapter.yaml says ``kind: control`` (as the
+    ``none`` folder it may have been copied from does). Empty when no such adapter ran."""
+    named = [label for label, s in doc.systems.items() if s.kind == "control" and s.adapter not in ("none", "oracle")]
+    if not named:
+        return ""
+    return (f"; {', '.join(named)} ran as a control (kind: control in its adapter.yaml), and controls never count: "
+            "set kind: system there to score it")
 
 
 def _refuse_contradictions(o: SimpleNamespace) -> None:
