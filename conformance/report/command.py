@@ -40,6 +40,9 @@ def load_result(path: Path) -> ResultDocument:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         if first["type"] == "json_invalid":
             raise DriftError(f"{path}: not valid JSON: {first['msg']}") from None
+        if _is_baseline(raw):
+            raise DriftError(f"{path}: this is a baseline, not a result.json (`compare` takes BASELINE then RESULT; "
+                             "a result.json is what a run writes with --out)") from None
         raise DriftError(f"{path}: not a valid result.json: at {_field_path(first['loc'])}: "
                          f"{first['msg']}{more}") from None
     # Older result versions stay loadable (tests/contract/data/results); a newer one is refused.
@@ -47,6 +50,17 @@ def load_result(path: Path) -> ResultDocument:
         raise DriftError(f"{path}: schema_version {doc.schema_version!r} is newer than the {RESULT_SCHEMA_VERSION!r} "
                          "this drift-conformance reads; upgrade drift-conformance")
     return doc
+
+
+def _is_baseline(raw: bytes | str) -> bool:
+    """A gate baseline (baselines/main.json's shape: fixtures hash and cells, no receipt)."""
+    import json
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "receipt" not in data and {"fixtures_hash", "justifications"} <= data.keys()
 
 
 def load_audit(path: Path) -> dict:

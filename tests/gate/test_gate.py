@@ -403,6 +403,14 @@ def test_cli_errors_exit_2(tmp_path):
     assert proc.returncode == 2 and "match no fixture" in proc.stderr
 
 
+def test_cli_names_a_baseline_given_as_the_result(tmp_path):
+    """BASELINE and RESULT swapped: the message says which file is the baseline, not 'receipt: Field required'."""
+    committed = str(REPO / "baselines" / "main.json")
+    proc = cli("compare", "result.json", committed, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "main.json: this is a baseline, not a result.json" in proc.stderr and "BASELINE then RESULT" in proc.stderr
+
+
 def test_a_new_corpus_major_version_asks_for_a_rebless_by_name(baseline, keyword_run):
     """Migration: a committed baseline of corpus 1.x against a run on 2.x says which corpus changed and how to
     re-bless (exit 2, its own message); a minor bump or a re-blessed baseline takes the ordinary paths."""
