@@ -86,7 +86,8 @@ def _check_adapter(name: str, as_json: bool, quiet: bool) -> None:
 
     \b
     describe, reset_isolates, flush_then_found, provenance_ids, k_honoured, deadlines,
-    capabilities_truthful, deterministic, errors_are_status_codes
+    capabilities_truthful, deterministic, errors_are_status_codes, snapshot_consistent,
+    provenance_carried, stored_findable, scopes_honoured, usage_valid
     Exit 0: all passed (or skipped with a reason); 1: a check failed; 2: error.
     """
     code = _run(name, as_json, quiet)

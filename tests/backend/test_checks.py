@@ -341,6 +341,14 @@ def test_an_adapter_that_cannot_start_is_exit_2():
     assert result.exit_code == 2 and "built-in adapters" in result.output
 
 
+def test_the_help_names_every_check():
+    """``check-adapter --help`` lists the checks a run prints (it named 9 of the 14)."""
+    result = CliRunner().invoke(check_adapter_cmd, ["--help"])
+    assert result.exit_code == 0
+    missing = [name for name in CHECK_NAMES if name not in result.output]
+    assert not missing, missing
+
+
 def test_the_none_control_documents_its_skips():
     skips = load_manifest(adapters_dir() / "none").check_skips
     assert set(skips) == {"flush_then_found"}
