@@ -88,11 +88,8 @@ def audit_shortcuts(fixtures_dir, gold_dir, split, include_holdout, train_seed, 
     S.write(out_path, result)
     if not split and not include_holdout:
         record_audit(Path(fixtures_dir), "shortcuts", S.ledger_entry(result))
-    for name, row in table.items():
-        diff = "" if "vs_reference" not in row or row["vs_reference"] is None else \
-            f"  vs reference {row['vs_reference']:+.3f} {row['vs_reference_ci95']}"
-        click.echo(f"{name:20} DRIFT-C {row['drift_c']} {row['drift_c_ci95']}{diff}")
-    click.echo(f"tier classifier AUC {classifier['auc']} (by paradigm {classifier['by_paradigm']})")
+    for line in S.summary_lines(table, classifier):
+        click.echo(line)
     click.echo(f"wrote {out_path}: " + ("passed" if not problems else "FAILED: " + "; ".join(problems)))
     if problems and not report_only:
         sys.exit(1)

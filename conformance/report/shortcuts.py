@@ -107,6 +107,26 @@ def shortcut_table(doc, shortcuts=SHORTCUTS, reference: str = REFERENCE) -> dict
     return table
 
 
+def summary_lines(table: dict, classifier: dict) -> list[str]:
+    """What ``audit-shortcuts`` prints: one line per system of :func:`shortcut_table` (DRIFT-C,
+    its interval, the paired difference to the reference) and the classifier's AUC, every
+    figure to 3 decimals and ``n/a`` where undefined."""
+    def num(value, sign=""):
+        return "n/a" if value is None else f"{value:{sign}.3f}"
+
+    def interval(ci, sign=""):
+        return "" if not ci else f" [{num(ci[0], sign)}, {num(ci[1], sign)}]"
+
+    out = []
+    for name, row in table.items():
+        diff = "" if row.get("vs_reference") is None else \
+            f"  vs reference {num(row['vs_reference'], '+')}{interval(row.get('vs_reference_ci95'), '+')}"
+        out.append(f"{name:20} DRIFT-C {num(row['drift_c'])}{interval(row.get('drift_c_ci95'))}{diff}")
+    parts = ", ".join(f"{k} {num(v)}" for k, v in (classifier.get("by_paradigm") or {}).items())
+    out.append(f"tier classifier AUC {num(classifier.get('auc'))}" + (f" (by paradigm {parts})" if parts else ""))
+    return out
+
+
 def verdict(table: dict, classifier: dict, shortcuts=SHORTCUTS, reference: str = REFERENCE) -> list[str]:
     """The rules the corpus breaks (empty: it passes); see the module docstring."""
     problems = []

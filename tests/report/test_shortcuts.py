@@ -84,3 +84,14 @@ def test_classifier_separates_what_differs_in_words_and_not_what_does_not():
     assert separable["auc"] == 1.0 and set(separable["by_paradigm"]) == {"user_assistant", "crawler_agent"}
     blind = S.classifier_audit(corpus(False), corpus(False))
     assert 0.35 < blind["auc"] < 0.65 and blind["n_train"] == blind["n_test"] == 300
+
+
+def test_the_printed_table_rounds_every_figure_to_three_places():
+    table = _table(recency=_row(0.3767494779007741, 0.3117523974315381, 0.4300956242997552,
+                                0.05800000000000001, -0.13974715788611308, 0.20638145816029066))
+    table["none"] = _row(None)
+    text = "\n".join(S.summary_lines(table, {"auc": 0.50341234, "by_paradigm": {"coding_agent": 0.72691}}))
+    assert "shortcut-recency     DRIFT-C 0.377 [0.312, 0.430]  vs reference +0.058 [-0.140, +0.206]" in text
+    assert "none                 DRIFT-C n/a" in text
+    assert "tier classifier AUC 0.503 (by paradigm coding_agent 0.727)" in text
+    assert "0.3767" not in text and "0.1397" not in text
