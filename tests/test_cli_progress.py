@@ -34,3 +34,24 @@ def test_a_log_gets_one_line_per_finished_scenario_and_the_comparison(tmp_path):
             assert comp["metrics"][metric]["values"][system] == pytest.approx(
                 doc["systems"][system]["metrics"][metric]["value"])
     assert len(comp["metrics"]["drift_c"]["pairs"]) == 3
+
+
+def test_a_resumed_run_counts_on_from_the_passes_already_recorded(tmp_path):
+    """Resuming after ua-short-001 finished: the one pass left is 2/2 (it said 1/2, with an ETA for both)."""
+    runs = tmp_path / "runs"
+    args = [sys.executable, "-m", "conformance.cli", "--adapter", "keyword", "--scenario", "ua-short-00[12]",
+            "--bootstrap", "100", "--records-dir", str(runs), "--out", str(tmp_path / "r.json")]
+    first = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert first.returncode == 0, first.stderr
+    (folder,) = runs.iterdir()
+    records = folder / "records.jsonl"
+    # As a kill during ua-short-002 leaves it: that scenario's records gone, ua-short-001's kept.
+    kept = [line for line in records.read_text().splitlines(keepends=True)
+            if json.loads(line).get("scenario_id") != "ua-short-002"]
+    records.write_text("".join(kept))
+    resumed = subprocess.run([*args, "--resume", folder.name], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = [line for line in resumed.stderr.splitlines() if line.startswith("scenario ")]
+    assert len(lines) == 1, resumed.stderr
+    assert re.fullmatch(r"scenario 2/2 ua-short-002 done: \d+ sessions, elapsed \d+:\d\d:\d\d", lines[0]), lines[0]

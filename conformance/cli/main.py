@@ -293,12 +293,12 @@ class _LogLines:
     """Progress for a log without a TTY (CI): one line per finished scenario pass, with the
     elapsed time and an ETA from the mean time per scenario so far."""
 
-    def __init__(self, total: int | None):
+    def __init__(self, total: int | None, already: int = 0):
         import time
 
         self.total, self.started_at, self.clock = total, time.monotonic(), time.monotonic
         self.current: tuple[str, int] | None = None
-        self.done = 0
+        self.already = self.done = already
 
     def finish(self) -> None:
         if self.current is None:
@@ -308,7 +308,7 @@ class _LogLines:
         of = f"/{self.total}" if self.total else ""
         eta = ""
         if self.total and self.done < self.total:
-            eta = f", ETA {_clock(elapsed / self.done * (self.total - self.done))}"
+            eta = f", ETA {_clock(elapsed / (self.done - self.already) * (self.total - self.done))}"
         err.print(f"scenario {self.done}{of} {self.current[0]} done: {self.current[1]} sessions, "
                   f"elapsed {_clock(elapsed)}{eta}", highlight=False, markup=False, soft_wrap=True)
         self.current = None
@@ -316,6 +316,22 @@ class _LogLines:
     def scenario_started(self, scenario: str, sessions: int) -> None:
         self.finish()
         self.current = (scenario, sessions)
+
+
+def _passes_recorded(request) -> int:
+    """Scenario passes a ``--resume`` finds finished (``scenario_done`` records), so progress
+    counts on from them; 0 for a new run or records that cannot be read (the run says why)."""
+    if not request.resume or request.run_id is None:
+        return 0
+    from conformance.errors import DriftError
+    from conformance.runner.records import iter_records
+
+    path = Path(request.records_dir) / request.run_id / "records.jsonl"
+    try:
+        return len({(r.get("scenario_id"), r.get("repeat", 1)) for r in iter_records(path)
+                    if r.get("kind") == "scenario_done"})
+    except (OSError, DriftError):
+        return 0
 
 
 def _run_with_progress(request, log, show: bool):
@@ -333,8 +349,9 @@ def _run_with_progress(request, log, show: bool):
         selected = select_fixtures(request.fixtures_dir, request.selection)[0]
         total = len(split(selected, request.shard) if request.shard is not None else selected)
     total = total * request.repeats if total is not None else None
+    already = _passes_recorded(request) if total is not None else 0
     if show and not err.is_terminal:
-        lines = _LogLines(total)
+        lines = _LogLines(total, already)
         try:
             return run(request, log=log, progress=RunProgress(scenario_started=lines.scenario_started,
                                                               session_done=lambda: None))
@@ -342,7 +359,7 @@ def _run_with_progress(request, log, show: bool):
             lines.finish()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("ETA"), TimeRemainingColumn(), console=err, disable=not show, transient=True) as bar:
-        scenarios_task = bar.add_task("starting adapters", total=total)
+        scenarios_task = bar.add_task("starting adapters", total=total, completed=already)
         sessions_task = bar.add_task("sessions", total=None, visible=False)
         started: list[str] = []
 
