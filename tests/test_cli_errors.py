@@ -141,3 +141,11 @@ def test_a_run_of_only_a_control_kind_folder_names_why_nothing_scored(tmp_path):
     proc = cli("--adapter", str(mine), "--scenario", "ua-short-001", "--bootstrap", "100", "--quiet",
                "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
     assert_error(proc, "the run scored nothing", "my-memory", "kind: control", "adapter.yaml")
+
+
+def test_a_gate_on_shard_1_of_1_is_refused_with_a_reason_that_holds(tmp_path):
+    """1/1 is the whole selection: no 'other shards' to merge, the fix is to drop --shard."""
+    proc = cli("--shard", "1/1", "--scenario", "ua-short-001", "--update-baseline", "--quiet",
+               "--records-dir", str(tmp_path / "runs"), cwd=tmp_path)
+    assert_error(proc, "--shard 1/1", "drop --shard")
+    assert "other shards" not in proc.stderr

@@ -208,6 +208,9 @@ def _refuse_contradictions(o: SimpleNamespace) -> None:
         raise Failure("--known-bad leaves probes out of the gate cells, so the gate would see them as removed gold: "
                       "the CI gate (--compare, --update-baseline) scores every probe; retire doubtful items from "
                       "fixture and gold instead (nothing was run)")
+    if gating and o.shard is not None and o.shard.count == 1:
+        raise Failure(f"--shard {o.shard} is the whole selection, one shard of one: drop --shard to gate the run "
+                      "(nothing was run)")
     if gating and o.shard is not None:
         raise Failure(f"--shard {o.shard} scores part of the selection, so a gate against the whole baseline would "
                       "see the other shards' cells as removed: merge the shards (drift-conformance merge) and gate "
