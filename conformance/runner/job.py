@@ -933,7 +933,9 @@ def _resumable(records_path: Path, binding: dict) -> frozenset:
     theirs = header.get("binding", {})
     differing = sorted(k for k in set(binding) | set(theirs) if binding.get(k) != theirs.get(k))
     if differing:
-        shown = "; ".join(f"{k}: recorded {theirs.get(k)!r}, now {binding.get(k)!r}" for k in differing)
+        absent = {"gate": "hard", "fresh_process": False}  # keys _binding writes only when not the default
+        shown = "; ".join(f"{k}: recorded {theirs.get(k, absent.get(k))!r}, now {binding.get(k, absent.get(k))!r}"
+                          for k in differing)
         raise JobError(f"--resume: the options differ from the interrupted run's ({shown}); resume with the same "
                        "options and corpus")
     return frozenset(done)

@@ -398,3 +398,13 @@ def test_resume_refuses_another_gate(tmp_path):
     with pytest.raises(JobError, match="gate"):
         _resumable(records, {**binding, "gate": "soft:3"})
     assert _resumable(records, {**binding, "gate": "soft:2"}) == frozenset()
+
+
+def test_resume_names_the_default_gate_it_recorded(tmp_path):
+    """A hard-gate header has no gate key; the refusal says 'hard', not 'None'."""
+    from conformance.runner.job import JobError, _resumable
+
+    records = tmp_path / "records.jsonl"
+    records.write_text(json.dumps({"kind": "run", "run_id": "x", "binding": {"k": 10}}) + "\n")
+    with pytest.raises(JobError, match="gate: recorded 'hard', now 'soft:3'"):
+        _resumable(records, {"k": 10, "gate": "soft:3"})
