@@ -236,23 +236,27 @@ def text_size(text: str) -> int:
 
 
 _SEGMENT = re.compile(r"[.!?;\n]+")
+_PAIR_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*|[^\w\s]")
+"""A word, or one punctuation mark or symbol: the tokens :func:`word_pairs` pairs."""
 
 
 @_memo
 def word_pairs(text: str) -> frozenset[int]:
     """The neighbouring word pairs of ``text``, as hashes: within each segment (the pieces between
-    ``. ! ? ;`` and line breaks), every word (Unicode letters and digits, NFKC, casefolded; function
-    words and one-character words included, nothing stemmed) with the next.
+    ``. ! ? ;`` and line breaks), every token with the next: a word (Unicode letters and digits,
+    NFKC, casefolded; function words and one-character words included, nothing stemmed) or one
+    other mark (``, : - / $ ( )``...), so "2026-03-04, 10:30" gives "2026 -", "- 03", ..., "04 ,".
 
-    What the words' order holds: a Snapshot item that keeps a text (verbatim, a quoted sentence, a
-    fact returned as stored) holds its pairs; one that lists its words, or keeps only its content
-    words, holds almost none. Hashes (Python's ``hash`` of the pair, stable within one process)
+    What the text's order holds: a Snapshot item that keeps a text (verbatim, a quoted sentence, a
+    fact returned as stored) holds its pairs; one that lists its words, keeps only its content
+    words, or its words without their punctuation (``bench/attacks/word_order``: a date, an amount
+    or a time the reader needs, shown in fewer tokens), holds few of them. Hashes (Python's ``hash`` of the pair, stable within one process)
     keep the per-item cache small; a collision could only back a pair, with odds of 2**-64.
     """
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
     out: set[int] = set()
     for piece in _SEGMENT.split(folded):
-        words = _WORD.findall(piece)
+        words = _PAIR_TOKEN.findall(piece)
         out.update(hash((a, b)) for a, b in zip(words, words[1:]))
     return frozenset(out)
 

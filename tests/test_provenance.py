@@ -139,3 +139,26 @@ def test_short_texts_are_memoized_and_long_ones_are_not_kept():
     assert provenance.word_pairs(long) == pair and len(long) > provenance.MEMO_CHARS
     assert provenance.word_pairs.cache_info().currsize == size  # computed, not kept
     assert provenance.content_terms(short) == ("nadia", "switched", "yerba", "mate", "green", "tea", "last", "spring")
+
+
+def test_pairs_hold_punctuation_so_a_flattened_snapshot_does_not_back_the_verbatim_hit():
+    """bench/attacks/word_order: the Snapshot shows each message as its words joined by spaces
+    (16% fewer o200k tokens) while Retrieve returns the text as typed. Its words and their count
+    back the hit; the pairs a comma, colon, dash or symbol makes with its neighbours do not."""
+    from conformance.provenance import backing_problems, content_words, snapshot_backing, word_pairs
+
+    hit = "Moved the dentist to 2026-03-04, 10:30: Dr. Okafor's office ($120 co-pay)."
+    flat = "moved the dentist to 2026 03 04 10 30 dr okafor's office 120 co pay"
+    # 'moved the dentist to 2026 - 03 - 04 , 10 : 30 : dr' (14 pairs), 'okafor's office ( $ 120 co - pay )' (8)
+    assert len(word_pairs(hit)) == 22
+    assert len(word_pairs(hit) & word_pairs(flat)) == 6  # moved-the-dentist-to-2026, okafor's-office, 120-co
+    assert word_pairs("a, b") == {hash(("a", ",")), hash((",", "b"))}
+
+    class Item:
+        def __init__(self, text):
+            self.text, self.source_ids, self.item_id = text, ("m1",), "i"
+
+    for text, unordered in ((hit, False), (flat, True)):
+        view = snapshot_backing([Item(text)], lambda item: content_words(item.text), lambda i: "s1")
+        assert backing_problems(("m1",), hit, view, lambda i: "s1")[2] is unordered, text
+
