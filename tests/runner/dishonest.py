@@ -305,6 +305,61 @@ class UncitedNoise(Overlap):
                 for mid, sid, text, ts in self.ranked(namespace, probe.query, k)]
 
 
+class MergesNoise(Overlap):
+    """Keeps and answers like Overlap; its Snapshot cites the signal sessions' messages (it is told
+    which) and holds each other session's messages verbatim in one item citing a *host*, a signal
+    message before it (bench/attacks/host_merge); a hit from such a session is the host's text and
+    the message, citing the host. The hit carries what it cites, so its other words were never read
+    for content, and the items citing the host back it: by provenance the noise looks dropped."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def _hosts(self, namespace):
+        hosts, last = {}, None
+        first = next(((mid, text, ts) for mid, sid, text, ts in self.docs[namespace] if sid in self.signal), None)
+        for mid, sid, text, ts in self.docs[namespace]:
+            if sid in self.signal:
+                last = (mid, text, ts)
+            else:
+                hosts.setdefault(sid, last or first)
+        return hosts
+
+    def snapshot(self, namespace):
+        docs, hosts = self.docs[namespace], self._hosts(namespace)
+        if not any(sid in self.signal for _, sid, _, _ in docs):
+            return super().snapshot(namespace)
+        bundles: dict[str, list[str]] = {}
+        for _, sid, text, _ in docs:
+            if sid not in self.signal:
+                bundles.setdefault(sid, []).append(text)
+        return [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in docs if sid in self.signal] + \
+            [SnapshotItem(f"bundle-{sid}", "\n".join(texts), (hosts[sid][0],)) for sid, texts in bundles.items()]
+
+    def hits(self, namespace, probe, k):
+        hosts, out = self._hosts(namespace), []
+        for mid, sid, text, ts in self.ranked(namespace, probe.query, k):
+            host = hosts.get(sid)
+            out.append(RetrievedHit(text, 1.0, (mid,), ts) if sid in self.signal or host is None else
+                       RetrievedHit(f"{host[1]}\n{text}", 1.0, (host[0],), host[2]))
+        return out
+
+
+class SniffsUncitedNoise(UncitedNoise):
+    """UncitedNoise, and it answers the state audit's probes, told apart by their words (all but one
+    of their content words in one stored message: SniffsAudits), from the signal sessions only
+    (bench/attacks/sniff_uncited): the audit never finds a noise session by content, so nothing it
+    asks shows the uncited item holding one."""
+
+    def hits(self, namespace, probe, k):
+        words = content_words(probe.query)
+        if len(words) >= 3 and any(len(words - content_words(text)) <= 1 for _, _, text, _ in self.docs[namespace]):
+            return [RetrievedHit(text, 1.0, (mid,), ts) for mid, sid, text, ts in self.ranked(namespace, probe.query, 10 ** 6)
+                    if sid in self.signal][:k]
+        return super().hits(namespace, probe, k)
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 
