@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import lru_cache, wraps
 
 import snowballstemmer
 
@@ -75,13 +75,32 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
-def content_terms(text: str) -> list[str]:
+MEMO_CHARS = 8192
+"""Texts up to this many characters have their words and pairs memoized per process: the same
+hits and messages come back probe after probe (the state audit reads each hit several times);
+a longer text (a dump's one item) is recomputed rather than kept."""
+
+
+def _memo(function):
+    cached = lru_cache(maxsize=16384)(function)
+
+    @wraps(function)
+    def call(text: str):
+        return cached(text) if len(text) <= MEMO_CHARS else function(text)
+
+    call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
+    return call
+
+
+@_memo
+def content_terms(text: str) -> tuple[str, ...]:
     """The content words of ``text`` in order, casefolded, unstemmed (possessive 's dropped)."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
-    return [word[:-2] if word.endswith("'s") else word for word in _WORD.findall(folded)
-            if len(word) >= 2 and word not in STOPWORDS]
+    return tuple(word[:-2] if word.endswith("'s") else word for word in _WORD.findall(folded)
+                 if len(word) >= 2 and word not in STOPWORDS)
 
 
+@_memo
 def content_words(text: str) -> frozenset[str]:
     """The set of stemmed content words of ``text`` (see the module docstring)."""
     return frozenset(_stem(word) for word in content_terms(text))
@@ -219,6 +238,7 @@ def text_size(text: str) -> int:
 _SEGMENT = re.compile(r"[.!?;\n]+")
 
 
+@_memo
 def word_pairs(text: str) -> frozenset[int]:
     """The neighbouring word pairs of ``text``, as hashes: within each segment (the pieces between
     ``. ! ? ;`` and line breaks), every word (Unicode letters and digits, NFKC, casefolded; function

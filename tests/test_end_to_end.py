@@ -68,6 +68,16 @@ def test_the_ci_split_scores_exactly_as_the_committed_reference(keyword_result):
         pytest.fail(f"the ci split scores differently from {REFERENCE.name}:\n{diff}")
 
 
+def test_the_committed_baseline_gates_this_run_without_a_stale_justification(keyword_result, tmp_path):
+    """baselines/main.json (what the repository's own PR gate reads) passes the current code's ci
+    run, and each justification it carries still names a breach that run has: a justification of
+    a breach the code no longer produces makes every run warn "stale?"."""
+    (tmp_path / "result.json").write_text(json.dumps(keyword_result[0]))
+    proc = cli("compare", str(REPO / "baselines" / "main.json"), str(tmp_path / "result.json"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "stale" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
 def test_controls_bracket_the_system(keyword_result):
     doc, _ = keyword_result
     for metric in ("recall_at_k", "revision_accuracy", "accuracy"):

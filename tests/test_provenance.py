@@ -124,3 +124,18 @@ def test_on_the_corpus_a_message_carries_itself_and_rarely_another():
         cross = [(a, b) for a, b in pairs if a != b]
         carried = sum(carries(words[a], words[b]) for a, b in cross)
         assert carried / len(cross) < 0.1, (scenario, carried / len(cross))
+
+
+def test_short_texts_are_memoized_and_long_ones_are_not_kept():
+    from conformance import provenance
+
+    short = "Nadia switched from yerba mate to green tea last spring."
+    first = provenance.content_words(short)
+    hits = provenance.content_words.cache_info().hits
+    assert provenance.content_words(short) is first and provenance.content_words.cache_info().hits == hits + 1
+    long = "tea " * (provenance.MEMO_CHARS // 4 + 1)
+    pair = provenance.word_pairs("tea tea")
+    size = provenance.word_pairs.cache_info().currsize
+    assert provenance.word_pairs(long) == pair and len(long) > provenance.MEMO_CHARS
+    assert provenance.word_pairs.cache_info().currsize == size  # computed, not kept
+    assert provenance.content_terms(short) == ("nadia", "switched", "yerba", "mate", "green", "tea", "last", "spring")

@@ -17,6 +17,8 @@ from conformance.runner.ray_executor import DRIFT_HOST, clamp, shard_resources
 from conformance.runner.request import RunRequest
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+from ray_env import ray_env  # noqa: E402
 
 
 def _free_port() -> int:
@@ -45,9 +47,12 @@ def test_the_request_comes_from_adapter_yaml_and_is_clamped_to_the_largest_node(
 
 
 def test_without_a_cluster_the_error_says_so(tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'drift-conformance[ray]')")
-    proc = cli("--adapter", "keyword", "--scenario", "cod-short-001", "--executor", "ray", "--ray-address",
-               f"127.0.0.1:{_free_port()}", "--records-dir", "runs", "--quiet", cwd=tmp_path)
+    renv, why = ray_env()
+    if renv is None:
+        pytest.skip(why)
+    proc = subprocess.run([renv.python, "-m", "conformance.cli", "--adapter", "keyword", "--scenario", "cod-short-001",
+                           "--executor", "ray", "--ray-address", f"127.0.0.1:{_free_port()}", "--records-dir", "runs",
+                           "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=renv.env)
     assert proc.returncode == 2 and "could not reach a Ray cluster" in proc.stderr, proc.stderr
 
 

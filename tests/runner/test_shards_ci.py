@@ -32,6 +32,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 from ci_reference import REFERENCE, render  # noqa: E402
+from ray_env import RayEnv, ray_env  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -70,50 +71,47 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def _alive_nodes(address: str) -> int:
+def _alive_nodes(renv: RayEnv, address: str) -> int:
     code = ("import ray; ray.init(address=%r, log_to_driver=False); "
             "print(sum(1 for n in ray.nodes() if n['Alive']))" % address)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([renv.python, "-c", code], capture_output=True, text=True, timeout=60, env=renv.env)
     return int(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 and proc.stdout.strip() else 0
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    """(the address of a running two-node local Ray cluster, None) or (None, why there is none)."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        yield None, "Ray is not installed (pip install 'drift-conformance[ray]')"
+    """(the address of a running two-node local Ray cluster, its RayEnv) or (None, why there is none),
+    Ray coming from the tests' cached virtualenv (tests/ray_env.py)."""
+    renv, why = ray_env()
+    if renv is None:
+        yield None, why
         return
-    ray_bin = shutil.which("ray", path=os.path.dirname(sys.executable)) or shutil.which("ray")
-    if ray_bin is None:
-        yield None, "the `ray` command is not on PATH beside this Python"
-        return
+    ray_bin = renv.ray_command()
     temp = tempfile.mkdtemp(prefix="dray", dir="/tmp")  # short: Ray's unix sockets live under it
     port = _free_port()
     address = f"127.0.0.1:{port}"
     log = open(Path(temp) / "ray-start.log", "w")
     started = []
     try:
-        started.append(subprocess.Popen([ray_bin, "start", "--head", "--port", str(port), "--node-ip-address",
+        started.append(subprocess.Popen([*ray_bin, "start", "--head", "--port", str(port), "--node-ip-address",
                                          "127.0.0.1", "--include-dashboard", "false", "--temp-dir", temp,
                                          "--ray-client-server-port", str(_free_port()), *_node_args()],
-                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=renv.env))
         deadline = time.monotonic() + 120
-        while _alive_nodes(address) < 1:
+        while _alive_nodes(renv, address) < 1:
             if time.monotonic() > deadline or started[0].poll() is not None:
                 yield None, f"Ray's head node did not start here: {_tail(log.name)}"
                 return
             time.sleep(2)
-        started.append(subprocess.Popen([ray_bin, "start", "--address", address, "--node-ip-address", "127.0.0.1",
+        started.append(subprocess.Popen([*ray_bin, "start", "--address", address, "--node-ip-address", "127.0.0.1",
                                          *_node_args()], stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True))
-        while _alive_nodes(address) < 2:
+                                        start_new_session=True, env=renv.env))
+        while _alive_nodes(renv, address) < 2:
             if time.monotonic() > deadline or started[1].poll() is not None:
                 yield None, f"Ray's worker node did not join the head here: {_tail(log.name)}"
                 return
             time.sleep(2)
-        yield address, None
+        yield address, renv
     finally:
         for proc in reversed(started):
             _stop(proc)
@@ -134,18 +132,19 @@ def check_against_reference(doc: dict, how: str) -> None:
                     + "".join(list(lines)[:80]))
 
 
-def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=900)
+def cli(*args, cwd: Path, renv: RayEnv | None = None) -> subprocess.CompletedProcess:
+    """The CLI run by this interpreter, or by the Ray virtualenv's when ``renv`` is given."""
+    return subprocess.run([renv.python if renv else sys.executable, "-m", "conformance.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=900, env=renv.env if renv else None)
 
 
 def test_the_ci_split_through_ray_on_two_nodes_is_the_unsharded_run_and_resumes(cluster, tmp_path):
-    address, why = cluster
-    if address is None:
-        pytest.skip(f"{why}; test_the_ci_split_as_two_plain_shards_is_the_unsharded_run runs instead")
+    address, renv = cluster
+    if address is None:  # then the second item says why
+        pytest.skip(f"{renv}; test_the_ci_split_as_two_plain_shards_is_the_unsharded_run runs instead")
     run = ("--adapter", "keyword", "--split", "ci", "--executor", "ray", "--ray-address", address, "--shards", "2",
            "--records-dir", "runs")
-    first = cli(*run, "--out", "first.json", cwd=tmp_path)
+    first = cli(*run, "--out", "first.json", cwd=tmp_path, renv=renv)
     assert first.returncode == 0, first.stderr
     doc = json.loads((tmp_path / "first.json").read_text())
     check_against_reference(doc, "Ray")
@@ -159,7 +158,7 @@ def test_the_ci_split_through_ray_on_two_nodes_is_the_unsharded_run_and_resumes(
     kept = (folder / "1-of-2" / "result.json").read_bytes()
     shutil.rmtree(folder / "2-of-2")
     (tmp_path / "runs" / run_id / "records.jsonl").unlink()
-    again = cli(*run, "--resume", run_id, "--out", "again.json", cwd=tmp_path)
+    again = cli(*run, "--resume", run_id, "--out", "again.json", cwd=tmp_path, renv=renv)
     assert again.returncode == 0, again.stderr
     assert "shards 1/2 already finished" in again.stderr and "shard 2/2 done" in again.stderr
     assert (folder / "1-of-2" / "result.json").read_bytes() == kept
