@@ -469,8 +469,9 @@ def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLed
 def _shown_by_probes(probe_hits: list, held: set[str], outside: list[frozenset[str]],
                      ledger: MessageLedger) -> set[str]:
     """Sessions not in ``held`` that a real probe's hit shows by content beyond what it carries
-    (:func:`_outside`, :func:`_shows`) and that the Snapshot holds outside its citations
-    (:func:`_held_by_content`). The audit's probes are not the only finders: a memory that tells them
+    (:func:`_outside`; :func:`_shows` of the sampled message, or :func:`_quotes` of any message) and
+    that the Snapshot holds outside its citations (:func:`_held_by_content`, or an item quoting the
+    same message). The audit's probes are not the only finders: a memory that tells them
     apart can keep them from ever finding what it holds outside its citations, not the hits it
     answers the questions with (``tests/runner/dishonest.py``: ``SniffsUncitedNoise``)."""
     unheld = [s for s in ledger.order if s not in held and s in ledger.sentences]
@@ -479,10 +480,25 @@ def _shown_by_probes(probe_hits: list, held: set[str], outside: list[frozenset[s
         shown = _outside(hit, ledger)
         for session in (unheld if shown else ()):
             rest = ledger.sentences[session].rest
-            if session not in out and _shows(shown, session, rest, ledger) \
-                    and _held_by_content(session, rest, outside, ledger):
+            if session not in out and (_shows(shown, session, rest, ledger) or _quotes(shown, session, ledger)) \
+                    and (_held_by_content(session, rest, outside, ledger)
+                         or any(_quotes(words, session, ledger, shown) for words in outside)):
                 out.add(session)
     return out
+
+
+def _quotes(words: frozenset[str], session: str, ledger: MessageLedger, within: frozenset[str] | None = None) -> bool:
+    """Whether ``words`` hold :data:`BACKED_SHARE` of the content words of some message of ``session``
+    with at least :data:`MIN_SENTENCE_WORDS` of them (within ``within``'s words, when given: the same
+    message a hit quoted). Any message, not only the audit's sampled one: that choice is seeded by
+    public ids, so a memory can replay it and keep every other message (``bench/attacks/seed_replay``)."""
+    for message_id in ledger.messages_of[session]:
+        own = ledger.words_of[message_id]
+        need = BACKED_SHARE * len(own)
+        if len(own) >= MIN_SENTENCE_WORDS and len(own & words) >= need \
+                and (within is None or len(own & within) >= need):
+            return True
+    return False
 
 
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,

@@ -360,6 +360,55 @@ class SniffsUncitedNoise(UncitedNoise):
         return super().hits(namespace, probe, k)
 
 
+class ReplaysAuditSeed(UncitedNoise):
+    """UncitedNoise that replays the state audit's seeded choice of message per session (its seed is
+    public ids: bench/attacks/seed_replay) and drops, of the noise sessions, each sampled message and
+    every message holding half of a sampled message's other half: no hit or item then shows a noise
+    session by the sampled message, and every other noise message stays, verbatim, outside the citations."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label, signal)
+        self.sampled: dict[str, set[str]] = {}
+        self.rests: dict[str, list[frozenset[str]]] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.sampled[namespace], self.rests[namespace] = set(), []
+
+    def store(self, namespace, session):
+        from conformance.runner.audit import MessageLedger
+
+        markers = {code for m in session.messages for code in re.findall(r"\b[A-Z]{2}\d{4}\b", m.text)}
+        marker = markers.pop() if len(markers) == 1 else None
+        ledger = MessageLedger(scenario_id=session.session_id.rsplit("-s", 1)[0])
+        ledger.add_session(session, marker)  # the runner's own choice, from public ids
+        sentence = ledger.sentences.get(session.session_id)
+        if sentence is not None:
+            asked = {w for term in sentence.ask for w in content_words(term)}
+            self.sampled[namespace].update(
+                m.message_id for m in session.messages
+                if content_words(m.text.replace(marker, " ") if marker else m.text) == asked | sentence.rest)
+            self.rests[namespace].append(sentence.rest)
+        return super().store(namespace, session)
+
+    def _kept(self, namespace, mid, sid, text):
+        if sid in self.signal:
+            return True
+        words = content_words(text)
+        return mid not in self.sampled[namespace] and not any(len(words & r) * 2 >= len(r)
+                                                              for r in self.rests[namespace])
+
+    def snapshot(self, namespace):
+        return [item for item in super().snapshot(namespace) if item.source_ids] + [
+            SnapshotItem(f"kept-{mid}", text, ()) for mid, sid, text, _ in self.docs[namespace]
+            if sid not in self.signal and self._kept(namespace, mid, sid, text)]
+
+    def hits(self, namespace, probe, k):
+        return [RetrievedHit(text, 1.0, (mid,) if sid in self.signal else (), ts)
+                for mid, sid, text, ts in self.ranked(namespace, probe.query, 10 ** 6)
+                if self._kept(namespace, mid, sid, text)][:k]
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

@@ -238,6 +238,7 @@ def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_pat
 
     with monkeypatch.context() as m:  # the harness taking the Snapshot's citations on trust
         m.setattr(state_audit, "_held_by_content", lambda *a, **k: False)
+        m.setattr(state_audit, "_quotes", lambda *a, **k: False)
         before = run(tmp_path / "before", m, *cheats(), audit=False)
     for cheat in ("pads", "bags"):
         assert value(before, cheat, "accuracy") == value(before, "honest", "accuracy")
@@ -281,6 +282,7 @@ def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetti
     signal = dishonest.signal_sessions(SCENARIOS)
     with monkeypatch.context() as m:  # the harness taking the Snapshot's citations on trust
         m.setattr(state_audit, "_held_by_content", lambda *a, **k: False)
+        m.setattr(state_audit, "_quotes", lambda *a, **k: False)
         before = run(tmp_path / "before", m, dishonest.Overlap("honest"),
                      dishonest.UncitedNoise("uncited", signal), audit=False)
     assert value(before, "uncited", "selectivity") > value(before, "honest", "selectivity") + 0.2
@@ -302,16 +304,19 @@ def test_noise_held_beside_a_citation_or_hidden_from_the_audit_earns_no_forgetti
     hit carries what it cites, so the audit never read its other words. Sniffs holds the noise in
     an item citing nothing, like UncitedNoise, but answers the audit's probes (told by their words)
     from the signal sessions only, so no audit probe finds the noise. Both keep every noise session
-    in the Snapshot (and in the reader's context) outside its citations: no forgetting credit."""
+    in the Snapshot (and in the reader's context) outside its citations: no forgetting credit. Replays
+    keeps the noise uncited too, less the one message per session the audit samples (its seed is
+    public ids, so it replays the choice): any message a real probe's hit quotes counts."""
     signal = dishonest.signal_sessions(SCENARIOS)
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.MergesNoise("merges", signal),
-              dishonest.SniffsUncitedNoise("sniffs", signal))
+              dishonest.SniffsUncitedNoise("sniffs", signal), dishonest.ReplaysAuditSeed("replays", signal))
     assert "not citing them" not in doc.systems["honest"].measurement["selectivity"]
-    for cheat in ("merges", "sniffs"):
+    for cheat in ("merges", "sniffs", "replays"):
         audit = doc.systems[cheat].state_audit
         assert audit.passed, (cheat, audit.findings)
         assert "not citing them" in doc.systems[cheat].measurement["selectivity"], cheat
-        for metric in STORAGE:
+        # Replays really drops a message or two per noise session: its storage may be lower.
+        for metric in STORAGE if cheat != "replays" else ("selectivity",):
             assert no_better(doc, cheat, "honest", metric,
                              lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
 
