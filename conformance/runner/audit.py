@@ -41,8 +41,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
-                                    content_terms, content_words, snapshot_backing, word_pairs, words_and_size)
+from conformance.provenance import (BACKED_SHARE, MESSAGE_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids,
+                                    carries, content_terms, content_words, snapshot_backing, word_pairs,
+                                    words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -488,13 +489,13 @@ def _shown_by_probes(probe_hits: list, held: set[str], outside: list[frozenset[s
 
 
 def _quotes(words: frozenset[str], session: str, ledger: MessageLedger, within: frozenset[str] | None = None) -> bool:
-    """Whether ``words`` hold :data:`BACKED_SHARE` of the content words of some message of ``session``
-    with at least :data:`MIN_SENTENCE_WORDS` of them (within ``within``'s words, when given: the same
-    message a hit quoted). Any message, not only the audit's sampled one: that choice is seeded by
+    """Whether ``words`` hold :data:`~conformance.provenance.MESSAGE_SHARE` of the content words (what
+    carries a message verbatim or extractively) of some message of ``session`` with at least
+    :data:`MIN_SENTENCE_WORDS` of them (and ``within`` too, when given: the same message a hit quoted). Any message, not only the audit's sampled one: that choice is seeded by
     public ids, so a memory can replay it and keep every other message (``bench/attacks/seed_replay``)."""
     for message_id in ledger.messages_of[session]:
         own = ledger.words_of[message_id]
-        need = BACKED_SHARE * len(own)
+        need = MESSAGE_SHARE * len(own)
         if len(own) >= MIN_SENTENCE_WORDS and len(own & words) >= need \
                 and (within is None or len(own & within) >= need):
             return True

@@ -409,6 +409,27 @@ class ReplaysAuditSeed(UncitedNoise):
                 if self._kept(namespace, mid, sid, text)][:k]
 
 
+class TrimsReplayedNoise(ReplaysAuditSeed):
+    """ReplaysAuditSeed whose uncited items and hits lose every fourth distinct content word of each
+    message (bench/attacks/seed_trim): no one of them holds 80% of a message's words, while the
+    reader still gets three quarters of them."""
+
+    @staticmethod
+    def trimmed(text: str) -> str:
+        from conformance.provenance import content_terms
+
+        gone = set(list(dict.fromkeys(content_terms(text)))[1::4])
+        return " ".join(t for t in text.split() if not set(content_terms(t)) & gone)
+
+    def snapshot(self, namespace):
+        return [item if item.source_ids else SnapshotItem(item.item_id, self.trimmed(item.text), ())
+                for item in super().snapshot(namespace)]
+
+    def hits(self, namespace, probe, k):
+        return [h if h.source_ids else RetrievedHit(self.trimmed(h.text), h.score, (), h.timestamp)
+                for h in super().hits(namespace, probe, k)]
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

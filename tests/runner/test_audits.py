@@ -306,17 +306,19 @@ def test_noise_held_beside_a_citation_or_hidden_from_the_audit_earns_no_forgetti
     from the signal sessions only, so no audit probe finds the noise. Both keep every noise session
     in the Snapshot (and in the reader's context) outside its citations: no forgetting credit. Replays
     keeps the noise uncited too, less the one message per session the audit samples (its seed is
-    public ids, so it replays the choice): any message a real probe's hit quotes counts."""
+    public ids, so it replays the choice): any message a real probe's hit holds half of counts, and so
+    trims, which keeps three quarters of each such message, is caught too."""
     signal = dishonest.signal_sessions(SCENARIOS)
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.MergesNoise("merges", signal),
-              dishonest.SniffsUncitedNoise("sniffs", signal), dishonest.ReplaysAuditSeed("replays", signal))
+              dishonest.SniffsUncitedNoise("sniffs", signal), dishonest.ReplaysAuditSeed("replays", signal),
+              dishonest.TrimsReplayedNoise("trims", signal))
     assert "not citing them" not in doc.systems["honest"].measurement["selectivity"]
-    for cheat in ("merges", "sniffs", "replays"):
+    for cheat in ("merges", "sniffs", "replays", "trims"):
         audit = doc.systems[cheat].state_audit
         assert audit.passed, (cheat, audit.findings)
         assert "not citing them" in doc.systems[cheat].measurement["selectivity"], cheat
-        # Replays really drops a message or two per noise session: its storage may be lower.
-        for metric in STORAGE if cheat != "replays" else ("selectivity",):
+        # Replays (and trims) really drop a message or two per noise session: their storage may be lower.
+        for metric in STORAGE if cheat not in ("replays", "trims") else ("selectivity",):
             assert no_better(doc, cheat, "honest", metric,
                              lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
 
