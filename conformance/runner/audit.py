@@ -478,8 +478,8 @@ def _shown_by_probes(probe_hits: list, held: set[str], outside: list[frozenset[s
     unheld = [s for s in ledger.order if s not in held and s in ledger.sentences]
     out: set[str] = set()
     for hit in (probe_hits if unheld else ()):
-        shown = _outside(hit, ledger)
-        for session in (unheld if shown else ()):
+        shown = _outside(hit, ledger)  # one word (a verbatim hit's author) is left out
+        for session in (unheld if len(shown) >= 2 else ()):
             rest = ledger.sentences[session].rest
             if session not in out and (_shows(shown, session, rest, ledger) or _quotes(shown, session, ledger)) \
                     and (_held_by_content(session, rest, outside, ledger)
