@@ -41,8 +41,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids, carries,
-                                    content_terms, content_words, snapshot_backing, word_pairs, words_and_size)
+from conformance.provenance import (BACKED_SHARE, MESSAGE_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids,
+                                    carries, content_terms, content_words, snapshot_backing, word_pairs,
+                                    words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -111,6 +112,7 @@ class MessageLedger:
     order: list[str] = field(default_factory=list)
     audited_upto: int = 0
     item_words: dict[tuple[str, str, bytes], tuple[frozenset[str], int, frozenset[int]]] = field(default_factory=dict)
+    item_uncited: dict[tuple, frozenset[str]] = field(default_factory=dict)
     last_held: dict[str, tuple[frozenset[str], int]] = field(default_factory=dict)
     """System label -> (sessions its Snapshot held at its previous audited checkpoint, how many
     sessions had been streamed then)."""
@@ -219,6 +221,18 @@ class MessageLedger:
         if key not in self.item_words:
             self.item_words[key] = (*words_and_size(item.text), word_pairs(item.text))
         return self.item_words[key]
+
+    def uncited_of_item(self, label: str, item) -> frozenset[str]:
+        """A Snapshot item's content words less those of the messages it cites and carries (cached
+        like its words): what it holds outside its citations (:func:`_uncited_words`)."""
+        key = (label, item.item_id, tuple(item.source_ids),
+               hashlib.blake2b(item.text.encode("utf-8"), digest_size=16).digest())
+        if key not in self.item_uncited:
+            words = self.words_of_item(label, item)
+            for message_id in carried_ids(words, item.source_ids, self.words_of, self.messages_of):
+                words = words - self.words_of[message_id]
+            self.item_uncited[key] = words
+        return self.item_uncited[key]
 
     def words_of_item(self, label: str, item) -> frozenset[str]:
         """A Snapshot item's content words (cached by system, item id and text)."""
@@ -398,10 +412,28 @@ def _uncited_overreach(items, hits) -> tuple[int, int] | None:
     return None if covered >= BACKED_SHARE * total else (total, covered)
 
 
-def _held_by_content(label: str, items, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
-    """Whether some Snapshot item that carries nothing it cites (it cites nothing, or what its text
-    does not hold) holds, by content alone, what :func:`_finds` found of ``session`` (half the
-    sampled message's other half, and one of the session's messages).
+def _uncited_words(label: str, items, ledger: MessageLedger) -> list[frozenset[str]]:
+    """Per Snapshot item that holds words beyond the messages it carries, those words (its content
+    words less every word of the messages it cites and carries): what the item holds outside its
+    citations. An item that carries nothing it cites holds all its words so; a verbatim or
+    extractive item that carries what it cites, next to nothing."""
+    return [left for left in (ledger.uncited_of_item(label, item) for item in items) if left]
+
+
+def _outside(hit: OwnedHit, ledger: MessageLedger) -> frozenset[str]:
+    """A hit's content words less every word of the messages it carries: what it shows beyond its
+    citations (all its words when it carries nothing)."""
+    words = hit.words or content_words(hit.text)
+    for message_id in hit.carried:
+        words = words - ledger.words_of[message_id]
+    return words
+
+
+def _held_by_content(session: str, rest: frozenset[str], outside: list[frozenset[str]],
+                     ledger: MessageLedger) -> bool:
+    """Whether some Snapshot item holds, outside its citations (``outside``: :func:`_uncited_words`),
+    what a hit showed of ``session`` by content alone (:func:`_shows`: half the sampled message's
+    other half, and one of the session's messages).
 
     Such a session is no mismatch (the Snapshot holds what Retrieve showed, a prior of frequent words
     that happens to contain a message's words among them: ``shortcut-prior``) but it is not held by
@@ -409,13 +441,9 @@ def _held_by_content(label: str, items, session: str, rest: frozenset[str], ledg
     (``held_uncited``, sticky) the Snapshot no longer establishes that any noise session is gone
     (selectivity, :mod:`conformance.scoring.drift`): items that hold content they do not cite may
     hold any session, so content kept outside the citations can neither hide a noise session nor
-    claim a forgotten one (``tests/runner/dishonest.py``: ``UncitedNoise``)."""
-    for item in items:
-        words = ledger.words_of_item(label, item)
-        if _shows(words, session, rest, ledger) \
-                and not carried_ids(words, item.source_ids, ledger.words_of, ledger.messages_of):
-            return True
-    return False
+    claim a forgotten one (``tests/runner/dishonest.py``: ``UncitedNoise``; an item may cite and
+    carry one message and hold a whole other session beside it: ``MergesNoise``)."""
+    return any(_shows(words, session, rest, ledger) for words in outside)
 
 
 def _shows(words: frozenset[str], session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
@@ -428,14 +456,50 @@ def _shows(words: frozenset[str], session: str, rest: frozenset[str], ledger: Me
 def _finds(hit: OwnedHit, session: str, rest: frozenset[str], ledger: MessageLedger) -> bool:
     """Whether an audit probe's hit brings the probed session's content back: its text holds half
     the sampled message's other half (:class:`AuditSentence`), and it carries a message of the
-    session, by citation, or, for a hit that carries nothing it cites (it cites nothing, or cites
-    what its text does not hold), by content alone: citing another session does not hide content."""
+    session, by citation, or by the words it shows beyond the messages it carries (:func:`_outside`;
+    all its words when it carries nothing it cites), by content alone: citing another session, or
+    carrying one message beside another session's, does not hide content."""
     words = hit.words or content_words(hit.text)
     if len(words & rest) * 2 < len(rest):
         return False
     if any(ledger.session_of[m] == session for m in hit.carried):
         return True
-    return not hit.carried and _shows(words, session, rest, ledger)
+    return _shows(_outside(hit, ledger), session, rest, ledger)
+
+
+def _shown_by_probes(probe_hits: list, held: set[str], outside: list[frozenset[str]],
+                     ledger: MessageLedger) -> set[str]:
+    """Sessions not in ``held`` that a real probe's hit shows by content beyond what it carries
+    (:func:`_outside`; :func:`_shows` of the sampled message, or :func:`_quotes` of any message) and
+    that the Snapshot holds outside its citations (:func:`_held_by_content`, or an item quoting the
+    same message). The audit's probes are not the only finders: a memory that tells them
+    apart can keep them from ever finding what it holds outside its citations, not the hits it
+    answers the questions with (``tests/runner/dishonest.py``: ``SniffsUncitedNoise``)."""
+    unheld = [s for s in ledger.order if s not in held and s in ledger.sentences]
+    out: set[str] = set()
+    for hit in (probe_hits if unheld else ()):
+        shown = _outside(hit, ledger)  # one word (a verbatim hit's author) is left out
+        for session in (unheld if len(shown) >= 2 else ()):
+            rest = ledger.sentences[session].rest
+            if session not in out and (_shows(shown, session, rest, ledger) or _quotes(shown, session, ledger)) \
+                    and (_held_by_content(session, rest, outside, ledger)
+                         or any(_quotes(words, session, ledger, shown) for words in outside)):
+                out.add(session)
+    return out
+
+
+def _quotes(words: frozenset[str], session: str, ledger: MessageLedger, within: frozenset[str] | None = None) -> bool:
+    """Whether ``words`` hold :data:`~conformance.provenance.MESSAGE_SHARE` of the content words (what
+    carries a message verbatim or extractively) of some message of ``session`` with at least
+    :data:`MIN_SENTENCE_WORDS` of them (and ``within`` too, when given: the same message a hit quoted). Any message, not only the audit's sampled one: that choice is seeded by
+    public ids, so a memory can replay it and keep every other message (``bench/attacks/seed_replay``)."""
+    for message_id in ledger.messages_of[session]:
+        own = ledger.words_of[message_id]
+        need = MESSAGE_SHARE * len(own)
+        if len(own) >= MIN_SENTENCE_WORDS and len(own & words) >= need \
+                and (within is None or len(own & within) >= need):
+            return True
+    return False
 
 
 def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
@@ -449,9 +513,9 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     the checkpoint's probes). Asks nothing; records what the Snapshot holds for the next checkpoint's
     comparison (:meth:`MessageLedger.held_again`). Returns ``{"hits_checked", "probed", "found",
     "findings"}``: ``probed``/``found`` session ids; ``findings`` one line per kind of mismatch; and,
-    once some session has been found whose content the Snapshot holds only in items that do not cite
-    it (:func:`_held_by_content`), ``held_uncited``: every such session so far in the scenario, in
-    stream order.
+    once some session has been found (by an audit probe or a real probe's hit) whose content the
+    Snapshot holds only outside its citations (:func:`_held_by_content`), ``held_uncited``: every
+    such session so far in the scenario, in stream order.
 
     ``marker_held``: for a system without Snapshot, the sessions its marker probes found
     (``items`` then empty): the sentence probes check that story instead (a session whose content
@@ -470,13 +534,14 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
             unsupported.append(missing[0])
         elif bad_text:
             unbacked.append(hit.text[:60])
+    outside = _uncited_words(label, items, ledger) if marker_held is None else []
     probed, found, hidden = [], [], []
     for session in sorted(asked, key=ledger.order.index):
         owned, rest = asked[session], ledger.sentences[session].rest
         probed.append(session)
         if any(_finds(hit, session, rest, ledger) for hit in owned):
             found.append(session)
-            if session not in held and marker_held is None and _held_by_content(label, items, session, rest, ledger):
+            if session not in held and marker_held is None and _held_by_content(session, rest, outside, ledger):
                 uncited.add(session)
             elif session not in held:
                 hidden.append(session)
@@ -487,6 +552,8 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                 unsupported.append(missing[0])
             elif bad_text:
                 unbacked.append(hit.text[:60])
+    if outside:
+        uncited |= _shown_by_probes(probe_hits, held | uncited, outside, ledger)
     findings = []
     back = ledger.held_again(label, held) if marker_held is None else []
     if back:

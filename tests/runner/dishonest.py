@@ -305,6 +305,131 @@ class UncitedNoise(Overlap):
                 for mid, sid, text, ts in self.ranked(namespace, probe.query, k)]
 
 
+class MergesNoise(Overlap):
+    """Keeps and answers like Overlap; its Snapshot cites the signal sessions' messages (it is told
+    which) and holds each other session's messages verbatim in one item citing a *host*, a signal
+    message before it (bench/attacks/host_merge); a hit from such a session is the host's text and
+    the message, citing the host. The hit carries what it cites, so its other words were never read
+    for content, and the items citing the host back it: by provenance the noise looks dropped."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label)
+        self.signal = signal
+
+    def _hosts(self, namespace):
+        hosts, last = {}, None
+        first = next(((mid, text, ts) for mid, sid, text, ts in self.docs[namespace] if sid in self.signal), None)
+        for mid, sid, text, ts in self.docs[namespace]:
+            if sid in self.signal:
+                last = (mid, text, ts)
+            else:
+                hosts.setdefault(sid, last or first)
+        return hosts
+
+    def snapshot(self, namespace):
+        docs, hosts = self.docs[namespace], self._hosts(namespace)
+        if not any(sid in self.signal for _, sid, _, _ in docs):
+            return super().snapshot(namespace)
+        bundles: dict[str, list[str]] = {}
+        for _, sid, text, _ in docs:
+            if sid not in self.signal:
+                bundles.setdefault(sid, []).append(text)
+        return [SnapshotItem(mid, text, (mid,)) for mid, sid, text, _ in docs if sid in self.signal] + \
+            [SnapshotItem(f"bundle-{sid}", "\n".join(texts), (hosts[sid][0],)) for sid, texts in bundles.items()]
+
+    def hits(self, namespace, probe, k):
+        hosts, out = self._hosts(namespace), []
+        for mid, sid, text, ts in self.ranked(namespace, probe.query, k):
+            host = hosts.get(sid)
+            out.append(RetrievedHit(text, 1.0, (mid,), ts) if sid in self.signal or host is None else
+                       RetrievedHit(f"{host[1]}\n{text}", 1.0, (host[0],), host[2]))
+        return out
+
+
+class SniffsUncitedNoise(UncitedNoise):
+    """UncitedNoise, and it answers the state audit's probes, told apart by their words (all but one
+    of their content words in one stored message: SniffsAudits), from the signal sessions only
+    (bench/attacks/sniff_uncited): the audit never finds a noise session by content, so nothing it
+    asks shows the uncited item holding one."""
+
+    def hits(self, namespace, probe, k):
+        words = content_words(probe.query)
+        if len(words) >= 3 and any(len(words - content_words(text)) <= 1 for _, _, text, _ in self.docs[namespace]):
+            return [RetrievedHit(text, 1.0, (mid,), ts) for mid, sid, text, ts in self.ranked(namespace, probe.query, 10 ** 6)
+                    if sid in self.signal][:k]
+        return super().hits(namespace, probe, k)
+
+
+class ReplaysAuditSeed(UncitedNoise):
+    """UncitedNoise that replays the state audit's seeded choice of message per session (its seed is
+    public ids: bench/attacks/seed_replay) and drops, of the noise sessions, each sampled message and
+    every message holding half of a sampled message's other half: no hit or item then shows a noise
+    session by the sampled message, and every other noise message stays, verbatim, outside the citations."""
+
+    def __init__(self, label: str, signal: set[str]):
+        super().__init__(label, signal)
+        self.sampled: dict[str, set[str]] = {}
+        self.rests: dict[str, list[frozenset[str]]] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.sampled[namespace], self.rests[namespace] = set(), []
+
+    def store(self, namespace, session):
+        from conformance.runner.audit import MessageLedger
+
+        markers = {code for m in session.messages for code in re.findall(r"\b[A-Z]{2}\d{4}\b", m.text)}
+        marker = markers.pop() if len(markers) == 1 else None
+        ledger = MessageLedger(scenario_id=session.session_id.rsplit("-s", 1)[0])
+        ledger.add_session(session, marker)  # the runner's own choice, from public ids
+        sentence = ledger.sentences.get(session.session_id)
+        if sentence is not None:
+            asked = {w for term in sentence.ask for w in content_words(term)}
+            self.sampled[namespace].update(
+                m.message_id for m in session.messages
+                if content_words(m.text.replace(marker, " ") if marker else m.text) == asked | sentence.rest)
+            self.rests[namespace].append(sentence.rest)
+        return super().store(namespace, session)
+
+    def _kept(self, namespace, mid, sid, text):
+        if sid in self.signal:
+            return True
+        words = content_words(text)
+        return mid not in self.sampled[namespace] and not any(len(words & r) * 2 >= len(r)
+                                                              for r in self.rests[namespace])
+
+    def snapshot(self, namespace):
+        return [item for item in super().snapshot(namespace) if item.source_ids] + [
+            SnapshotItem(f"kept-{mid}", text, ()) for mid, sid, text, _ in self.docs[namespace]
+            if sid not in self.signal and self._kept(namespace, mid, sid, text)]
+
+    def hits(self, namespace, probe, k):
+        return [RetrievedHit(text, 1.0, (mid,) if sid in self.signal else (), ts)
+                for mid, sid, text, ts in self.ranked(namespace, probe.query, 10 ** 6)
+                if self._kept(namespace, mid, sid, text)][:k]
+
+
+class TrimsReplayedNoise(ReplaysAuditSeed):
+    """ReplaysAuditSeed whose uncited items and hits lose every fourth distinct content word of each
+    message (bench/attacks/seed_trim): no one of them holds 80% of a message's words, while the
+    reader still gets three quarters of them."""
+
+    @staticmethod
+    def trimmed(text: str) -> str:
+        from conformance.provenance import content_terms
+
+        gone = set(list(dict.fromkeys(content_terms(text)))[1::4])
+        return " ".join(t for t in text.split() if not set(content_terms(t)) & gone)
+
+    def snapshot(self, namespace):
+        return [item if item.source_ids else SnapshotItem(item.item_id, self.trimmed(item.text), ())
+                for item in super().snapshot(namespace)]
+
+    def hits(self, namespace, probe, k):
+        return [h if h.source_ids else RetrievedHit(self.trimmed(h.text), h.score, (), h.timestamp)
+                for h in super().hits(namespace, probe, k)]
+
+
 class CitesEverything(Overlap):
     """Overlap's hits, each citing every message stored so far."""
 

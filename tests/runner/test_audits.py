@@ -234,7 +234,12 @@ def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_pat
         return (dishonest.Overlap("honest"), dishonest.PadsVocabulary("pads"),
                 dishonest.LaundersCitations("launders", signal), dishonest.BagsSessions("bags"))
 
-    before = run(tmp_path / "before", monkeypatch, *cheats(), audit=False)
+    from conformance.runner import audit as state_audit
+
+    with monkeypatch.context() as m:  # the harness taking the Snapshot's citations on trust
+        m.setattr(state_audit, "_held_by_content", lambda *a, **k: False)
+        m.setattr(state_audit, "_quotes", lambda *a, **k: False)
+        before = run(tmp_path / "before", m, *cheats(), audit=False)
     for cheat in ("pads", "bags"):
         assert value(before, cheat, "accuracy") == value(before, "honest", "accuracy")
         assert value(before, cheat, "storage_tokens_per_session") < value(before, "honest",
@@ -242,7 +247,9 @@ def test_a_snapshot_padded_with_spaces_or_citations_laundered_are_caught(tmp_pat
     assert value(before, "launders", "selectivity") > value(before, "honest", "selectivity")
     doc = run(tmp_path / "after", monkeypatch, *cheats())
     assert doc.systems["honest"].state_audit.passed
-    for cheat, finding in (("pads", "not backed"), ("launders", "does not hold"), ("bags", "not backed")):
+    # Launders' laundry carries, by chance, messages of the session it cites: the content it shows of
+    # other sessions is held outside its citations (no forgetting credit), and its hits are not backed.
+    for cheat, finding in (("pads", "not backed"), ("launders", "not backed"), ("bags", "not backed")):
         audit = doc.systems[cheat].state_audit
         assert audit.passed is False and any(finding in line for line in audit.findings), (cheat, audit.findings)
         for metric in ("recall_at_k", *STORAGE):
@@ -274,7 +281,8 @@ def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetti
 
     signal = dishonest.signal_sessions(SCENARIOS)
     with monkeypatch.context() as m:  # the harness taking the Snapshot's citations on trust
-        m.setattr(state_audit, "_held_by_content", lambda *a: False)
+        m.setattr(state_audit, "_held_by_content", lambda *a, **k: False)
+        m.setattr(state_audit, "_quotes", lambda *a, **k: False)
         before = run(tmp_path / "before", m, dishonest.Overlap("honest"),
                      dishonest.UncitedNoise("uncited", signal), audit=False)
     assert value(before, "uncited", "selectivity") > value(before, "honest", "selectivity") + 0.2
@@ -288,6 +296,31 @@ def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetti
     for metric in STORAGE:
         assert no_better(doc, "uncited", "honest", metric,
                          lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
+def test_noise_held_beside_a_citation_or_hidden_from_the_audit_earns_no_forgetting(tmp_path, monkeypatch):
+    """Two ways round the rule above. Merges holds each noise session in an item citing a signal
+    message (its host) and returns a noise hit as the host and the message, citing the host: the
+    hit carries what it cites, so the audit never read its other words. Sniffs holds the noise in
+    an item citing nothing, like UncitedNoise, but answers the audit's probes (told by their words)
+    from the signal sessions only, so no audit probe finds the noise. Both keep every noise session
+    in the Snapshot (and in the reader's context) outside its citations: no forgetting credit. Replays
+    keeps the noise uncited too, less the one message per session the audit samples (its seed is
+    public ids, so it replays the choice): any message a real probe's hit holds half of counts, and so
+    trims, which keeps three quarters of each such message, is caught too."""
+    signal = dishonest.signal_sessions(SCENARIOS)
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.MergesNoise("merges", signal),
+              dishonest.SniffsUncitedNoise("sniffs", signal), dishonest.ReplaysAuditSeed("replays", signal),
+              dishonest.TrimsReplayedNoise("trims", signal))
+    assert "not citing them" not in doc.systems["honest"].measurement["selectivity"]
+    for cheat in ("merges", "sniffs", "replays", "trims"):
+        audit = doc.systems[cheat].state_audit
+        assert audit.passed, (cheat, audit.findings)
+        assert "not citing them" in doc.systems[cheat].measurement["selectivity"], cheat
+        # Replays (and trims) really drop a message or two per noise session: their storage may be lower.
+        for metric in STORAGE if cheat not in ("replays", "trims") else ("selectivity",):
+            assert no_better(doc, cheat, "honest", metric,
+                             lower_is_better=metric == "storage_tokens_per_session"), (cheat, metric)
 
 
 def test_provenance_that_cites_everything_earns_no_recall(tmp_path, monkeypatch):
