@@ -28,6 +28,7 @@ tests/runner/test_audits.py).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -76,23 +77,35 @@ def _stem(word: str) -> str:
 
 
 MEMO_CHARS = 8192
-"""Texts up to this many characters have their words and pairs memoized per process: the same
-hits and messages come back probe after probe (the state audit reads each hit several times);
-a longer text (a dump's one item) is recomputed rather than kept."""
+"""Texts up to this many characters have their content words and word pairs memoized per process:
+the same hits and messages come back probe after probe (the state audit reads each hit several
+times); a longer text (a dump's one item) is recomputed rather than kept."""
+MEMO_ITEMS = 16384
+"""Entries per memo before it is emptied."""
 
 
 def _memo(function):
-    cached = lru_cache(maxsize=16384)(function)
+    """Memoize ``function(text)`` by a 128-bit BLAKE2b digest of the text, never the text itself:
+    the budget gate forbids the runner to hold a transcript after Store, so the memo keeps only
+    what the ledger keeps anyway (a set of stems, hashes of pairs)."""
+    cache: dict[bytes, object] = {}
 
     @wraps(function)
     def call(text: str):
-        return cached(text) if len(text) <= MEMO_CHARS else function(text)
+        if len(text) > MEMO_CHARS:
+            return function(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= MEMO_ITEMS:
+                cache.clear()
+            found = cache[key] = function(text)
+        return found
 
-    call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
+    call.memo = cache
     return call
 
 
-@_memo
 def content_terms(text: str) -> tuple[str, ...]:
     """The content words of ``text`` in order, casefolded, unstemmed (possessive 's dropped)."""
     folded = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")

@@ -126,20 +126,21 @@ def test_on_the_corpus_a_message_carries_itself_and_rarely_another():
         assert carried / len(cross) < 0.1, (scenario, carried / len(cross))
 
 
-def test_short_texts_are_memoized_and_long_ones_are_not_kept():
+def test_short_texts_are_memoized_by_digest_and_long_ones_are_not_kept():
     from conformance import provenance
 
     short = "Nadia switched from yerba mate to green tea last spring."
     first = provenance.content_words(short)
-    hits = provenance.content_words.cache_info().hits
-    assert provenance.content_words(short) is first and provenance.content_words.cache_info().hits == hits + 1
+    assert provenance.content_words(short) is first  # memoized
+    # The budget gate: the memo holds digests and derived values, never a message's text.
+    assert not any(isinstance(x, str) for x in provenance.content_words.memo)
+    assert all(isinstance(v, frozenset) for v in provenance.content_words.memo.values())
     long = "tea " * (provenance.MEMO_CHARS // 4 + 1)
     pair = provenance.word_pairs("tea tea")
-    size = provenance.word_pairs.cache_info().currsize
+    size = len(provenance.word_pairs.memo)
     assert provenance.word_pairs(long) == pair and len(long) > provenance.MEMO_CHARS
-    assert provenance.word_pairs.cache_info().currsize == size  # computed, not kept
+    assert len(provenance.word_pairs.memo) == size  # computed, not kept
     assert provenance.content_terms(short) == ("nadia", "switched", "yerba", "mate", "green", "tea", "last", "spring")
-
 
 def test_pairs_hold_punctuation_so_a_flattened_snapshot_does_not_back_the_verbatim_hit():
     """bench/attacks/word_order: the Snapshot shows each message as its words joined by spaces
