@@ -18,12 +18,11 @@ from drift_sdk import MemoryItem, serve  # noqa: E402
 
 _SOURCE = (Path(__file__).resolve().parents[3] / "conformance" / "provenance.py").read_text()
 _STOP = frozenset(_SOURCE.split('STOPWORDS = frozenset("""', 1)[1].split('"""', 1)[0].split())
-DROP = Path(__file__).resolve().parent.name.endswith("_drop")
 
 
-def flat(text: str) -> str:
+def flat(text: str, drop: bool = False) -> str:
     words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'"))
-    if DROP:
+    if drop:
         budget = (len(words) - 1) // 10  # each dropped inner word costs two pairs
         out, dropped, last = [], 0, -3
         for i, w in enumerate(words):
@@ -36,10 +35,11 @@ def flat(text: str) -> str:
 
 
 class WordOrder(KeywordBackend):
-    name = "word-order-drop" if DROP else "word-order"
+    name = "word-order"
+    drop = False
 
     def snapshot(self, namespace):
-        return [MemoryItem(item_id=d.message_id, text=flat(d.text), source_ids=(d.message_id,), timestamp=d.timestamp)
+        return [MemoryItem(item_id=d.message_id, text=flat(d.text, self.drop), source_ids=(d.message_id,), timestamp=d.timestamp)
                 for d in self._space(namespace).docs]
 
 

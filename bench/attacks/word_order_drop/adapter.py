@@ -1,47 +1,20 @@
-"""Attack: keyword, whose Snapshot shows each message as its words in order, casefolded, joined by
-single spaces (punctuation, case and line breaks gone), while Retrieve returns the verbatim text.
+"""Attack: ``word_order`` (see its adapter.py), whose Snapshot also drops a function word at a tenth
+of the places. Targets the same metrics; the audit's word pairs catch it."""
 
-The audit backs a hit by the content words, the neighbouring word pairs and the content-word
-occurrences of the items citing it: the flattened text has all three (its one segment holds every
-pair of the hit's segments), yet fewer o200k tokens. In the folder ``word_order_drop``, every function word at a
-seeded tenth of the places is dropped too (content words and their count stay; about 80% of the
-pairs do). Targets storage tokens, MVOT, TES, DRIFT-C, DRIFT-E (docs/audit.md's open item)."""
-
-import sys
-import unicodedata
+import importlib.util
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _base import _WORD, KeywordBackend  # noqa: E402
+from drift_sdk import serve
 
-from drift_sdk import MemoryItem, serve  # noqa: E402
-
-_SOURCE = (Path(__file__).resolve().parents[3] / "conformance" / "provenance.py").read_text()
-_STOP = frozenset(_SOURCE.split('STOPWORDS = frozenset("""', 1)[1].split('"""', 1)[0].split())
-DROP = Path(__file__).resolve().parent.name.endswith("_drop")
+_spec = importlib.util.spec_from_file_location("word_order", Path(__file__).resolve().parents[1] / "word_order" / "adapter.py")
+_word_order = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_word_order)
 
 
-def flat(text: str) -> str:
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'"))
-    if DROP:
-        budget = (len(words) - 1) // 10  # each dropped inner word costs two pairs
-        out, dropped, last = [], 0, -3
-        for i, w in enumerate(words):
-            if dropped < budget and 0 < i < len(words) - 1 and (w in _STOP or len(w) < 2) and i - last > 2:
-                dropped, last = dropped + 1, i
-                continue
-            out.append(w)
-        words = out
-    return " ".join(words)
-
-
-class WordOrder(KeywordBackend):
-    name = "word-order-drop" if DROP else "word-order"
-
-    def snapshot(self, namespace):
-        return [MemoryItem(item_id=d.message_id, text=flat(d.text), source_ids=(d.message_id,), timestamp=d.timestamp)
-                for d in self._space(namespace).docs]
+class WordOrderDrop(_word_order.WordOrder):
+    name = "word-order-drop"
+    drop = True
 
 
 if __name__ == "__main__":
-    serve(WordOrder())
+    serve(WordOrderDrop())
