@@ -31,6 +31,7 @@ err = Console(stderr=True)
 COMMANDS = {
     "adapters": "conformance.cli.adapters:list_adapters",
     "audit": "conformance.cli.audit:audit_group",
+    "audit-salt": "conformance.cli.audit_salt:audit_salt_group",
     "audit-difficulty": "conformance.cli.audit_difficulty:audit_difficulty",
     "audit-shortcuts": "conformance.cli.audit_shortcuts:audit_shortcuts",
     "build": "conformance.cli.build:build_cmd",

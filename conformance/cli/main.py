@@ -144,6 +144,10 @@ class _ShardType(click.ParamType):
 @click.option("--known-bad", "known_bad", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="YAML mapping of probe id -> reason: those probes (doubtful public gold) are left out of every "
                    "metric and reported apart.")
+@click.option("--audit-salt-file", "audit_salt_file", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="A secret salt (at least 16 bytes; `drift-conformance audit-salt new FILE` writes one) keying the "
+                   "state audit's seeded choices, so no adapter can replay them; the receipt records only its SHA-256 "
+                   "(reveal the file after publishing: `audit-salt verify`).  [default: public-id seeding]")
 @click.option("-v", "--verbose", is_flag=True,
               help="On an unexpected error (a bug), print its traceback as well as the one-line message.")
 @click.version_option(package_name="drift-conformance")
@@ -156,6 +160,7 @@ def main(ctx, **options):
     drift-conformance report result.json --html report.html
     drift-conformance --adapter keyword:latest --out result.json      # in a container
     drift-conformance generate | validate | schema | adapters | build NAME | audit sample|score
+    drift-conformance audit-salt new FILE | audit-salt verify RESULT FILE
     drift-conformance import locomo|longmemeval|beam|guide PATH --out DIR | export guide --split ci --out FILE
     """
     if ctx.invoked_subcommand is not None:
@@ -246,6 +251,7 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
     from conformance.contract.corpus import Selection
     from conformance.runner.request import RunRequest
     from conformance.runner.run import RunConfig
+    from conformance.runner.salt import AuditSalt
 
     fixtures_dir, gold_dir = folders
     selection = Selection(patterns=tuple(o.scenario), paradigms=tuple(o.paradigm), horizons=tuple(o.horizon),
@@ -256,6 +262,7 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
     if o.resume and o.sealed_holdout:
         raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
     bad = load_known_bad(o.known_bad) if o.known_bad is not None else None
+    salt = AuditSalt.read(o.audit_salt_file) if o.audit_salt_file is not None else None
     llm = llm_settings(o.answer_model, o.judge_model, allow_alias=o.allow_alias, budget_usd=o.budget_usd,
                        cache_dir=o.llm_cache or paths.cache_dir() / "llm", answer_max_tokens=o.answer_max_tokens)
     for warning in llm.warnings if llm is not None else ():
@@ -266,7 +273,7 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
                       n_boot=o.bootstrap, run_id=o.resume, repeats=o.repeat, baseline_system=o.baseline_system,
                       isolation=o.isolation, sealed_holdout=sealed, concurrency=o.concurrency,
                       resume=bool(o.resume), gate=o.gate, llm=llm, known_bad=bad, fresh_process=o.fresh_process,
-                      shard=o.shard)
+                      shard=o.shard, audit_salt=salt)
 
 
 def _sealed(fixtures_dir: Path, gold_dir: Path, selection, stack: contextlib.ExitStack, log):

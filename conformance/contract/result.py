@@ -176,6 +176,17 @@ class SystemResult(_Doc):
     Snapshot, for the harness-side oracle, and in results older than the audit."""
 
 
+class SaltCommitment(_Doc):
+    """The commitment to a run's secret audit salt (``--audit-salt-file``; docs/audit.md, "The
+    audit salt"): the salt itself is revealed, if at all, after publication."""
+
+    commitment: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """SHA-256 (hex) of the salt file's bytes (what ``sha256sum FILE`` prints;
+    ``drift-conformance audit-salt verify RESULT FILE`` checks a revealed file against it)."""
+    seeding: str
+    """How the salt enters the state audit's seeds."""
+
+
 class Receipt(_Doc):
     """The manifest: everything needed to repeat the run."""
 
@@ -197,6 +208,10 @@ class Receipt(_Doc):
     started_at: str
     finished_at: str
     notes: list[str] = []
+    audit_salt: SaltCommitment | None = None
+    """The state audit's seeds were keyed by a secret salt with this commitment; None: public-id
+    seeding, so an adapter can replay the audit's choices (``bench/attacks/seed_replay``). A rerun
+    with the revealed salt file reproduces the result."""
 
 
 class InstrumentCheck(_Doc):

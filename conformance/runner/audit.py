@@ -19,6 +19,10 @@ Three checks, all on the harness side and none visible to the adapter as a test:
   content words, so the query is not made of one stored message's words alone), its asker and
   time are those of a real probe of the checkpoint, and all are asked among the real probes in
   a seeded order: neither shape nor position nor time tells them apart.
+- **The seeds**: every seeded choice above hashes public ids (``_rng``), which an adapter sees at
+  Store time and can replay (``bench/attacks/seed_replay``); a run given a secret audit salt
+  (``--audit-salt-file``, :attr:`MessageLedger.salt`) keys the hash with it, so only the harness
+  can, and its receipt commits to the salt (:mod:`conformance.runner.salt`).
 - **Scoring from what the audit establishes** (:func:`apply_state_audit`): a system with any
   mismatch gets ``state_audit.passed`` false and its Snapshot is not used: its state records
   switch to ``method: "audit"`` (selectivity over the audited sessions, stored = found by the
@@ -34,6 +38,7 @@ questions (public fixture text), whose frames disguise them; they never reach th
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
 import re
 from collections import Counter
@@ -100,6 +105,9 @@ class MessageLedger:
     """The runner's own record of one scenario's messages: ids, times, content words."""
 
     scenario_id: str = ""
+    salt: bytes | None = field(default=None, repr=False)
+    """The run's secret audit salt (``--audit-salt-file``), mixed into every seeded choice; None:
+    the choices are seeded by public ids alone, which an adapter can replay."""
     words_of: dict[str, frozenset[str]] = field(default_factory=dict)
     messages_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     time_of: dict[str, str] = field(default_factory=dict)
@@ -147,7 +155,7 @@ class MessageLedger:
                 candidates.append(terms)
         if not candidates:
             return None
-        rng = _rng(self.scenario_id, session.session_id)
+        rng = _rng(self.scenario_id, session.session_id, salt=self.salt)
         terms = rng.choice(candidates)
         # A seeded half (at most MAX_ASK_WORDS) asks, in a seeded order (no prefix of the message to
         # match); the rest must come back: an echo of the query proves nothing. Words only: no text.
@@ -176,7 +184,7 @@ class MessageLedger:
         audit = []
         for session in sessions:
             sentence = self.sentences[session]
-            rng = _rng(self.scenario_id, checkpoint_id, session)
+            rng = _rng(self.scenario_id, checkpoint_id, session, salt=self.salt)
             asking = list(sentence.ask[:MAX_ASK_WORDS - 1])
             fitting = [f for f in frames if len(_slots(f)) <= len(asking) + 1]
             if fitting:
@@ -189,7 +197,7 @@ class MessageLedger:
             asker = like.asked_by if like else (sentence.participants or ("harness",))[0]
             audit.append((session, Probe(probe_id=f"audit-{session}", asked_by=asker, query=query,
                                          asked_at=like.asked_at if like else fallback_time)))
-        rng = _rng(self.scenario_id, checkpoint_id, "order")
+        rng = _rng(self.scenario_id, checkpoint_id, "order", salt=self.salt)
         rng.shuffle(audit)
         total = len(probes) + len(audit)
         places = set(rng.sample(range(total), len(audit)))
@@ -286,7 +294,7 @@ class MessageLedger:
         new = self.order[self.audited_upto:]
         older = [s for s in self.order[:self.audited_upto] if s in self.sentences]
         self.audited_upto = len(self.order)
-        picked = _rng(self.scenario_id, checkpoint_id).sample(older, min(OLDER_PROBES, len(older)))
+        picked = _rng(self.scenario_id, checkpoint_id, salt=self.salt).sample(older, min(OLDER_PROBES, len(older)))
         return [s for s in new if s in self.sentences] + sorted(picked, key=self.order.index)
 
 
@@ -303,8 +311,12 @@ def _with_frame_word(asking: list[str], frame: str, sentence: AuditSentence, rng
     return words
 
 
-def _rng(*parts: str) -> random.Random:
-    digest = hashlib.sha256("\x1f".join(("drift-audit-v1", *parts)).encode("utf-8")).digest()
+def _rng(*parts: str, salt: bytes | None = None) -> random.Random:
+    """An RNG seeded by ``parts`` (public ids); with ``salt`` (the run's secret audit salt, bytes),
+    by HMAC-SHA-256 keyed by it over the same text, so only who holds the salt can replay the
+    audit's choices (docs/audit.md, "The audit salt"). Without it: the public-id seed as ever."""
+    text = "\x1f".join(("drift-audit-v1", *parts)).encode("utf-8")
+    digest = hmac.digest(salt, text, "sha256") if salt is not None else hashlib.sha256(text).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 

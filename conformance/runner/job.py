@@ -308,6 +308,8 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
     config = r.config
     if r.llm is not None and r.llm.answer is not None:
         config = dataclasses.replace(config, answerer=r.llm.answer)
+    if r.audit_salt is not None:
+        config = dataclasses.replace(config, audit_salt=r.audit_salt.secret)
     binding = _binding(r, specs, fixtures, config, fresh_process)
     if shard is not None:
         binding["shard"] = str(r.shard)  # only when sharded: a resume must repeat it
@@ -360,6 +362,9 @@ def _binding(r: RunRequest, specs: list[str], fixtures: list[Path], config: RunC
         # Only when not hard: hard-gate headers stay as they were, and a run recorded before
         # --gate existed resumes as hard (a missing key compares as None against "soft:K").
         binding["gate"] = str(r.gate)
+    if r.audit_salt is not None:
+        # The commitment, never the salt; only when salted, so unsalted headers keep their shape.
+        binding["audit_salt"] = r.audit_salt.commitment
     return binding
 
 
@@ -372,6 +377,9 @@ def stream(plan: Plan, log: Callable[[str], None], progress: Progress) -> Stream
         JobInterrupted: Ctrl-C or SIGTERM (adapters stopped, records kept).
     """
     r = plan.request
+    if r.audit_salt is not None and r.audit_salt.secret is None:
+        raise JobError("an audit salt's commitment without the salt cannot seed the audit (only merge takes one); "
+                       "give the salt file with --audit-salt-file")
     systems: list = []
     # tiktoken's one-off load (seconds) overlaps the adapters' start-up.
     tokenizer = threading.Thread(target=_load_encoding, args=(plan.config.encoding,), name="tiktoken-load",
@@ -674,7 +682,8 @@ def result_document(plan: Plan, streamed: Streamed, graded: Graded, results: dic
         scenario_hashes=scenario_hashes(streamed.fixtures, r.gold_dir), scenarios=streamed.scenarios,
         config=_receipt_config(plan, graded), git_commit=git_commit(), versions=versions(r.fixtures_dir),
         isolation={s.label: s.isolation for s in streamed.systems}, seed=r.seed,
-        started_at=started_at, finished_at=_now(), notes=_receipt_notes(plan, graded, results))
+        started_at=started_at, finished_at=_now(), notes=_receipt_notes(plan, graded, results),
+        audit_salt=r.audit_salt.receipt() if r.audit_salt is not None else None)
     faults = _recorded_faults(plan.records_path)
     if streamed.stopped is not None:
         faults.append(f"{streamed.stopped}. The {len(streamed.fixtures)} scenarios that finished are scored")
@@ -732,6 +741,7 @@ def _receipt_notes(plan: Plan, graded: Graded, results: dict[str, SystemResult])
         notes.append(f"{len(plan.held_out)} holdout scenarios left out (published runs add --include-holdout)")
     if r.selection.include_holdout:
         notes.append("holdout scenarios included: a published run; never a CI gate input")
+    notes += _salt_notes(r)
     if plan.shard is not None:
         notes.append(f"shard {r.shard} of the selection: {len(plan.shard['scenarios'])} of its "
                      f"{len(plan.shard['selection_scenarios'])} scenarios, so every interval here is over this "
@@ -748,6 +758,17 @@ def _receipt_notes(plan: Plan, graded: Graded, results: dict[str, SystemResult])
                      f"(SHA-256 {r.sealed_holdout['seed_sha256'][:16]}...) in place of the committed holdout; they "
                      "exist in no repository and were deleted after the run")
     return notes
+
+
+def _salt_notes(r: RunRequest) -> list[str]:
+    if r.audit_salt is not None:
+        return [f"audit salt: the state audit's choices were keyed by a secret salt (SHA-256 "
+                f"{r.audit_salt.commitment[:16]}...), so no adapter could replay them; reveal the salt file after "
+                "publication: `drift-conformance audit-salt verify` checks it, a rerun with it reproduces this result"]
+    if r.selection.include_holdout or r.sealed_holdout:
+        return ["no audit salt: the state audit's choices are seeded by public ids, so an adapter can replay them "
+                "(bench/attacks/seed_replay); a published run gives --audit-salt-file (docs/audit.md)"]
+    return []
 
 
 def _reference_form(results: dict) -> str:
@@ -933,7 +954,8 @@ def _resumable(records_path: Path, binding: dict) -> frozenset:
     theirs = header.get("binding", {})
     differing = sorted(k for k in set(binding) | set(theirs) if binding.get(k) != theirs.get(k))
     if differing:
-        absent = {"gate": "hard", "fresh_process": False}  # keys _binding writes only when not the default
+        # keys _binding writes only when not the default
+        absent = {"gate": "hard", "fresh_process": False, "audit_salt": "none"}
         shown = "; ".join(f"{k}: recorded {theirs.get(k, absent.get(k))!r}, now {binding.get(k, absent.get(k))!r}"
                           for k in differing)
         raise JobError(f"--resume: the options differ from the interrupted run's ({shown}); resume with the same "

@@ -32,6 +32,7 @@ from conformance.runner.job import (Plan, Streamed, grade, load_known_bad, new_r
 from conformance.runner.records import RecordWriter, RunLock, iter_records
 from conformance.runner.request import RunRequest
 from conformance.runner.run import RunConfig
+from conformance.runner.salt import AuditSalt
 from conformance.scoring.drift import REFERENCE
 
 __all__ = ["MergeError", "ShardResult", "load_shard", "merge_shards"]
@@ -124,7 +125,9 @@ def _facts(shard: ShardResult) -> dict:
            "seed": receipt.get("seed"), "versions.corpus": versions.get("corpus"),
            "versions.drift-conformance": versions.get("drift-conformance"), "git_commit": receipt.get("git_commit"),
            "shard count": shard.shard.count, "shard.selection_hash": shard.block.get("selection_hash"),
-           "shard.selection_scenarios": shard.block.get("selection_scenarios")}
+           "shard.selection_scenarios": shard.block.get("selection_scenarios"),
+           # One salt for the whole run: shards drawn with different salts audited on different draws.
+           "audit_salt": receipt.get("audit_salt")}
     config = receipt.get("config", {})
     out.update({f"config.{k}": v for k, v in config.items() if k not in PER_SHARD_CONFIG})
     return out
@@ -230,7 +233,13 @@ def _request(first: ShardResult, folders: tuple[Path, Path] | None, records_dir:
         seed=receipt["seed"], n_boot=c["bootstrap_resamples"], run_id=new_run_id(), repeats=c["repeats"],
         baseline_system=c.get("baseline_system"), isolation=header["binding"].get("isolation"),
         concurrency=c.get("concurrency", 1), gate=BudgetGate.parse(c.get("gate", "hard")), known_bad=known_bad,
-        fresh_process=bool(c.get("fresh_process")))
+        fresh_process=bool(c.get("fresh_process")), audit_salt=_salt(receipt))
+
+
+def _salt(receipt: dict) -> AuditSalt | None:
+    """The shards' audit salt, as a commitment only: their audits are recorded, the merge draws nothing."""
+    block = receipt.get("audit_salt")
+    return AuditSalt(commitment=block["commitment"]) if block else None
 
 
 def _corpus(first: ShardResult, folders: tuple[Path, Path] | None) -> tuple[Path, Path]:

@@ -13,6 +13,7 @@ from conformance.contract.shards import Shard
 from conformance.llm.settings import LLMSettings
 from conformance.runner.budget_gate import HARD, BudgetGate
 from conformance.runner.run import RunConfig
+from conformance.runner.salt import AuditSalt
 
 __all__ = ["RunRequest"]
 
@@ -74,3 +75,7 @@ class RunRequest(BaseModel):
     shard: InstanceOf[Shard] | None = None
     """``--shard I/N``: run only this shard's scenarios of the selection
     (:mod:`conformance.contract.shards`); ``drift-conformance merge`` rebuilds the whole run."""
+    audit_salt: InstanceOf[AuditSalt] | None = None
+    """``--audit-salt-file``: the secret keying the state audit's choices (:mod:`conformance.runner.salt`);
+    the receipt and the run header record only its commitment. None: public-id seeding. A
+    commitment without its secret serves ``merge`` only, which draws nothing."""

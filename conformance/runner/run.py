@@ -63,6 +63,10 @@ class RunConfig:
     answerer: object | None = field(default=None, compare=False)
     """``--answer-model``: a :class:`conformance.llm.answer.AnswerModel` answering every probe
     from the budgeted context in place of the hermetic reader (None: the hermetic reader)."""
+    audit_salt: bytes | None = field(default=None, repr=False, compare=False)
+    """The secret audit salt (``--audit-salt-file``) keying the state audit's seeded choices
+    (:attr:`conformance.runner.audit.MessageLedger.salt`); harness-side only, never sent to a
+    system nor recorded. None: public-id seeding."""
 
 
 class RunError(DriftError, RuntimeError):
@@ -311,7 +315,8 @@ def run_scenario(path: Path, systems: list, writer: RecordWriter, config: RunCon
     faults = faults if faults is not None else FaultLog()
     run = _Scenario(systems, writer, faults, repeat)
     namespace = ""
-    state = _ScenarioState(buffer=deque(maxlen=gate.size) if gate.kind == "soft" else None)
+    state = _ScenarioState(buffer=deque(maxlen=gate.size) if gate.kind == "soft" else None,
+                           ledger=MessageLedger(salt=config.audit_salt))
     for line in iter_fixture(path):
         if isinstance(line, HeaderLine):
             namespace = f"{namespace_prefix}/{line.scenario_id}"
