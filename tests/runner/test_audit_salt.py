@@ -3,13 +3,23 @@
 Without a salt every choice (the message sampled per session, the words asked, the older
 sessions re-probed, the probes' places among the real ones) is seeded by public ids alone, so an
 adapter replays them at Store time (``bench/attacks/seed_replay``); these tests pin that seeding
-as it was, and show a salt the adapter cannot know moves the choices out of its reach.
+as it was, and show a salt the adapter cannot know moves the choices out of its reach
+(``ReplaysAuditSeed`` guesses the sampled message of every session without one, of few with one).
+
+End to end (keyword on cod-short-001, the pair with cod-short-001 and ua-short-001 as two
+shards): the same salt gives the same result, another salt other audit choices; the receipt
+and the run header hold the commitment and no file of the run nor its log the salt;
+``audit-salt verify`` accepts the committed file only; merge refuses shards of two salts; a
+resume with another salt, or with none, is refused; an empty or short salt file is refused by name.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +29,11 @@ from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
 from conformance.runner.audit import MessageLedger, _rng
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(Path(__file__).parent))
+import dishonest  # noqa: E402
+import timing_fields  # noqa: E402
+
 SCENARIOS = ("cod-short-001", "ua-short-001")
 
 
@@ -79,12 +94,11 @@ def test_a_salt_keys_every_seed():
 def test_two_salts_sample_and_schedule_differently_one_salt_the_same(scenario):
     plain, a, b = audit_choices(scenario), audit_choices(scenario, salt=SALT_A), audit_choices(scenario, salt=SALT_B)
     assert audit_choices(scenario, salt=SALT_A) == a
-    for one, other in ((plain, a), (a, b), (plain, b)):
-        sentences, schedules = one[0], other[0]
-        assert set(sentences) == set(other[0])  # the same sessions have a message to sample
-        differ = [s for s in sentences if sentences[s] != other[0][s]]
+    for (sentences, schedules), (theirs, their_schedules) in ((plain, a), (a, b), (plain, b)):
+        assert set(sentences) == set(theirs)  # the same sessions have a message to sample
+        differ = [s for s in sentences if sentences[s] != theirs[s]]
         assert len(differ) > len(sentences) / 2, (len(differ), len(sentences))
-        assert one[1] != other[1]  # the audit's queries and their places among the real probes
+        assert schedules != their_schedules  # the audit's queries and their places among the real probes
 
 
 def sampled_message(ledger: MessageLedger, session, marker: str | None) -> set[str]:
@@ -104,11 +118,6 @@ def sampled_message(ledger: MessageLedger, session, marker: str | None) -> set[s
 def test_an_adapter_replaying_the_public_seed_finds_the_audits_message_only_without_a_salt(scenario):
     """tests/runner/dishonest.py ``ReplaysAuditSeed`` (bench/attacks/seed_replay) runs the runner's
     ledger from public ids at Store time; against a salted run it mostly picks the wrong message."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    import dishonest
-
     namespace = f"t/{scenario}"
     replay = dishonest.ReplaysAuditSeed("replays", set())
     replay.reset(namespace)
@@ -130,3 +139,145 @@ def test_an_adapter_replaying_the_public_seed_finds_the_audits_message_only_with
     assert sessions > 10
     assert hits["none"] == sessions  # exact on every session, as bench/attacks/README.md says
     assert hits["salted"] < sessions / 2, hits
+
+
+# --- a run with a salt: the CLI, the receipt, verify, merge, resume --------------------------------------------------
+
+FAST = ("--adapter", "keyword", "--bootstrap", "100", "--records-dir", "runs")
+PAIR = ("--scenario", "cod-short-001", "--scenario", "ua-short-001")
+
+
+def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """cod-short-001 unsalted, twice with salt A, once with salt B; the pair as shards with A, A and B."""
+    tmp = tmp_path_factory.mktemp("salt")
+    (tmp / "a.salt").write_bytes(SALT_A)
+    (tmp / "b.salt").write_bytes(SALT_B)
+    logs = {}
+    for name, extra in (("none", ()), ("a1", ("--audit-salt-file", "a.salt")), ("a2", ("--audit-salt-file", "a.salt")),
+                        ("b", ("--audit-salt-file", "b.salt")),
+                        ("s1a", (*PAIR, "--shard", "1/2", "--audit-salt-file", "a.salt")),
+                        ("s2a", (*PAIR, "--shard", "2/2", "--audit-salt-file", "a.salt")),
+                        ("s2b", (*PAIR, "--shard", "2/2", "--audit-salt-file", "b.salt"))):
+        scenario = () if "--shard" in extra else ("--scenario", "cod-short-001")
+        proc = cli(*FAST, *scenario, *extra, "--out", f"{name}.json", cwd=tmp)
+        assert proc.returncode == 0, proc.stderr
+        logs[name] = proc.stdout + proc.stderr
+    return tmp, logs
+
+
+def load(folder: Path, name: str) -> dict:
+    return json.loads((folder / name).read_text())
+
+
+def state_audits(doc: dict) -> list:
+    """(system, checkpoint, sessions probed) of every audited state record of the run."""
+    records = Path(doc["receipt"]["config"]["records"]).read_text().splitlines()
+    return [(r["system"], r["checkpoint_id"], r["audit"]["probed"]) for r in map(json.loads, records)
+            if r.get("kind") == "state" and r.get("audit")]
+
+
+def test_the_same_salt_gives_the_same_result_another_salt_other_audit_choices(runs):
+    tmp, _ = runs
+    a1, a2, b, none = (load(tmp, f"{n}.json") for n in ("a1", "a2", "b", "none"))
+    assert timing_fields.comparable(a1) == timing_fields.comparable(a2)
+    assert state_audits(a1) == state_audits(a2)
+    # Which earlier sessions each checkpoint re-probes is seeded: the salt moves it.
+    assert state_audits(a1) != state_audits(b) and state_audits(a1) != state_audits(none)
+    assert [s for s, _, _ in state_audits(a1)] == [s for s, _, _ in state_audits(none)]  # same systems audited
+
+
+def test_the_receipt_commits_to_the_salt_and_holds_it_nowhere(runs):
+    tmp, logs = runs
+    a1, none = load(tmp, "a1.json"), load(tmp, "none.json")
+    assert a1["receipt"]["audit_salt"]["commitment"] == hashlib.sha256(SALT_A).hexdigest()
+    assert none["receipt"]["audit_salt"] is None
+    assert any(n.startswith("audit salt:") for n in a1["receipt"]["notes"])
+    assert not any("salt" in n for n in none["receipt"]["notes"])  # an unsalted CI run reads as before
+    secret = SALT_A.strip().decode()
+    shown = [p for p in tmp.rglob("*") if p.is_file() and p.name != "a.salt"
+             and secret in p.read_text(encoding="utf-8", errors="replace")]
+    assert not shown and secret not in "".join(logs.values())
+    header = json.loads(Path(a1["receipt"]["config"]["records"]).read_text().splitlines()[0])
+    assert header["binding"]["audit_salt"] == a1["receipt"]["audit_salt"]["commitment"]
+    assert "audit_salt" not in json.loads(Path(none["receipt"]["config"]["records"]).read_text().splitlines()[0])[
+        "binding"]
+
+
+def test_verify_accepts_the_committed_salt_and_refuses_any_other(runs):
+    tmp, _ = runs
+    ok = cli("audit-salt", "verify", "a1.json", "a.salt", cwd=tmp)
+    assert ok.returncode == 0 and "is the audit salt" in ok.stdout, ok.stderr
+    wrong = cli("audit-salt", "verify", "a1.json", "b.salt", cwd=tmp)
+    assert wrong.returncode == 1 and "b.salt is not the salt of a1.json" in wrong.stderr
+    unsalted = cli("audit-salt", "verify", "none.json", "a.salt", cwd=tmp)
+    assert unsalted.returncode == 1 and "used no audit salt" in unsalted.stderr
+
+
+def test_merge_refuses_shards_of_different_salts_and_keeps_the_commitment(runs):
+    tmp, _ = runs
+    mixed = cli("merge", "s1a.json", "s2b.json", "--out", "mixed.json", "--records-dir", "runs", "-q", cwd=tmp)
+    assert mixed.returncode == 2 and "the shards differ in audit_salt" in mixed.stderr, mixed.stderr
+    assert not (tmp / "mixed.json").exists()
+    merged = cli("merge", "s1a.json", "s2a.json", "--out", "merged.json", "--records-dir", "runs", "-q", cwd=tmp)
+    assert merged.returncode == 0, merged.stderr
+    assert load(tmp, "merged.json")["receipt"]["audit_salt"] == load(tmp, "s1a.json")["receipt"]["audit_salt"]
+
+
+@pytest.mark.parametrize("salt, recorded, now", [("b.salt", "commitment of a", "commitment of b"),
+                                                 (None, "commitment of a", "'none'")])
+def test_a_resume_with_another_salt_or_none_is_refused(runs, salt, recorded, now):
+    tmp, _ = runs
+    names = {"commitment of a": repr(hashlib.sha256(SALT_A).hexdigest()),
+             "commitment of b": repr(hashlib.sha256(SALT_B).hexdigest())}
+    run_id = load(tmp, "a1.json")["receipt"]["config"]["run_id"]
+    proc = cli(*FAST, "--scenario", "cod-short-001", "--resume", run_id, *(("--audit-salt-file", salt) if salt else ()),
+               "--quiet", cwd=tmp)
+    assert proc.returncode == 2
+    assert f"audit_salt: recorded {names[recorded]}, now {names.get(now, now)}" in proc.stderr, proc.stderr
+
+
+def test_a_resume_of_an_unsalted_run_with_a_salt_is_refused_and_the_same_salt_resumes(runs):
+    tmp, _ = runs
+    unsalted = load(tmp, "none.json")["receipt"]["config"]["run_id"]
+    proc = cli(*FAST, "--scenario", "cod-short-001", "--resume", unsalted, "--audit-salt-file", "a.salt", "--quiet",
+               cwd=tmp)
+    assert proc.returncode == 2 and "audit_salt: recorded 'none', now" in proc.stderr, proc.stderr
+    same = cli(*FAST, "--scenario", "cod-short-001", "--resume", load(tmp, "a2.json")["receipt"]["config"]["run_id"],
+               "--audit-salt-file", "a.salt", "--quiet", "--out", "resumed.json", cwd=tmp)
+    assert same.returncode == 0, same.stderr
+    assert load(tmp, "resumed.json")["receipt"]["audit_salt"] == load(tmp, "a2.json")["receipt"]["audit_salt"]
+
+
+@pytest.mark.parametrize("content, shown", [(b"", "is empty"), (b"short salt\n", "holds 10 bytes"),
+                                            (b"   \n\n", "is empty")])
+def test_an_empty_or_short_salt_file_is_refused_naming_it(tmp_path, content, shown):
+    (tmp_path / "weak.salt").write_bytes(content)
+    proc = cli("--scenario", "cod-short-001", "--audit-salt-file", "weak.salt", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 2 and f"audit salt file weak.salt {shown}" in proc.stderr, proc.stderr
+    assert not (tmp_path / "drift-runs").exists()  # refused before anything ran
+
+
+def test_the_environment_names_the_salt_file_too(tmp_path):
+    (tmp_path / "weak.salt").write_bytes(b"x")
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "--scenario", "cod-short-001", "--quiet"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DRIFT_AUDIT_SALT_FILE": "weak.salt"})
+    assert proc.returncode == 2 and "audit salt file weak.salt holds 1 bytes" in proc.stderr, proc.stderr
+
+
+def test_audit_salt_new_writes_a_private_random_salt_and_never_overwrites(tmp_path):
+    made = cli("audit-salt", "new", "s.hex", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    text = (tmp_path / "s.hex").read_text()
+    assert len(text.strip()) == 64 and int(text, 16) and (tmp_path / "s.hex").stat().st_mode & 0o777 == 0o600
+    assert hashlib.sha256(text.encode()).hexdigest() in made.stderr  # the commitment a run will record
+    again = cli("audit-salt", "new", "s.hex", cwd=tmp_path)
+    assert again.returncode == 2 and "exists" in again.stderr and (tmp_path / "s.hex").read_text() == text
+    cli("audit-salt", "new", "t.hex", cwd=tmp_path)
+    assert (tmp_path / "t.hex").read_text() != text
