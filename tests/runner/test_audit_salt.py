@@ -22,6 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conformance.contract.corpus import iter_fixture
@@ -197,6 +198,7 @@ def test_the_receipt_commits_to_the_salt_and_holds_it_nowhere(runs):
     a1, none = load(tmp, "a1.json"), load(tmp, "none.json")
     assert a1["receipt"]["audit_salt"]["commitment"] == hashlib.sha256(SALT_A).hexdigest()
     assert none["receipt"]["audit_salt"] is None
+    jsonschema.validate(a1, json.loads((REPO / "schema" / "result.schema.json").read_text()))
     assert any(n.startswith("audit salt:") for n in a1["receipt"]["notes"])
     assert not any("salt" in n for n in none["receipt"]["notes"])  # an unsalted CI run reads as before
     secret = SALT_A.strip().decode()
