@@ -251,7 +251,7 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
     from conformance.contract.corpus import Selection
     from conformance.runner.request import RunRequest
     from conformance.runner.run import RunConfig
-    from conformance.runner.salt import AuditSalt
+    from conformance.runner.salt import AuditSalt, salt_warnings
 
     fixtures_dir, gold_dir = folders
     selection = Selection(patterns=tuple(o.scenario), paradigms=tuple(o.paradigm), horizons=tuple(o.horizon),
@@ -263,6 +263,8 @@ def _run_request(o: SimpleNamespace, folders: tuple[Path, Path], stack: contextl
         raise Failure("--resume cannot continue a sealed-holdout run: its private corpus was deleted; rerun it")
     bad = load_known_bad(o.known_bad) if o.known_bad is not None else None
     salt = AuditSalt.read(o.audit_salt_file) if o.audit_salt_file is not None else None
+    for warning in salt_warnings(o.audit_salt_file) if salt is not None else ():
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     llm = llm_settings(o.answer_model, o.judge_model, allow_alias=o.allow_alias, budget_usd=o.budget_usd,
                        cache_dir=o.llm_cache or paths.cache_dir() / "llm", answer_max_tokens=o.answer_max_tokens)
     for warning in llm.warnings if llm is not None else ():

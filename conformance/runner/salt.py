@@ -24,8 +24,8 @@ from pathlib import Path
 
 from conformance.errors import DriftError
 
-__all__ = ["AuditSalt", "SaltError", "MIN_SALT_BYTES", "SALT_SEEDING", "new_salt_file", "salt_commitment",
-           "verify_salt"]
+__all__ = ["AuditSalt", "SaltError", "MIN_SALT_BYTES", "SALT_SEEDING", "new_salt_file", "read_salt",
+           "salt_commitment", "salt_warnings", "verify_salt"]
 
 MIN_SALT_BYTES = 16
 """Fewest bytes (surrounding whitespace left out) a salt file holds: a shorter salt could be
@@ -87,6 +87,20 @@ def read_salt(path: Path) -> bytes:
                         f"{MIN_SALT_BYTES} random ones, or it could be guessed from the commitment in the receipt "
                         f"(`drift-conformance audit-salt new PATH` writes 32)")
     return data
+
+
+def salt_warnings(path: Path) -> list[str]:
+    """Why the salt file at ``path`` may not stay secret: a mode that lets other users read it (a
+    runner started as root runs process-mode adapters as such a user; docs/audit.md). Empty when
+    none applies or the file cannot be examined (reading it reports that)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return []
+    if mode & 0o077:
+        return [f"audit salt file {path} is readable by other users (mode {mode & 0o777:o}): an adapter running as "
+                f"one could read it and replay the audit; `chmod 600 {path}`"]
+    return []
 
 
 def new_salt_file(path: Path) -> str:

@@ -155,10 +155,13 @@ def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """cod-short-001 unsalted, twice with salt A, once with salt B; the pair as shards with A, A and B."""
+    """cod-short-001 unsalted, twice with salt A, once with salt B (readable by others); the pair as
+    shards with A, A and B."""
     tmp = tmp_path_factory.mktemp("salt")
     (tmp / "a.salt").write_bytes(SALT_A)
     (tmp / "b.salt").write_bytes(SALT_B)
+    (tmp / "a.salt").chmod(0o600)
+    (tmp / "b.salt").chmod(0o644)  # the run warns, and goes on
     logs = {}
     for name, extra in (("none", ()), ("a1", ("--audit-salt-file", "a.salt")), ("a2", ("--audit-salt-file", "a.salt")),
                         ("b", ("--audit-salt-file", "b.salt")),
@@ -209,6 +212,12 @@ def test_the_receipt_commits_to_the_salt_and_holds_it_nowhere(runs):
     assert header["binding"]["audit_salt"] == a1["receipt"]["audit_salt"]["commitment"]
     assert "audit_salt" not in json.loads(Path(none["receipt"]["config"]["records"]).read_text().splitlines()[0])[
         "binding"]
+
+
+def test_a_salt_file_others_can_read_is_warned_about(runs):
+    _, logs = runs
+    assert "warning: audit salt file b.salt is readable by other users (mode 644)" in logs["b"]
+    assert "readable by other users" not in logs["a1"]
 
 
 def test_verify_accepts_the_committed_salt_and_refuses_any_other(runs):
