@@ -401,6 +401,14 @@ def audit_lines(result) -> list[str]:
     return lines + list(result.findings)
 
 
+def salt_line(receipt) -> str:
+    """The receipt's audit salt as one line: its commitment, or that the audit's draws could be replayed."""
+    if receipt.audit_salt is None:
+        return "none (public-id seeding: an adapter can replay the audit's choices)"
+    return (f"commitment SHA-256 {receipt.audit_salt.commitment} ({receipt.audit_salt.seeding}); check a revealed "
+            "salt file with `drift-conformance audit-salt verify`")
+
+
 def deviations(doc: ResultDocument) -> list[str]:
     """Plain sentences: every way this run departs from the fairness contract or the spec.
 
@@ -711,7 +719,7 @@ def render_html(doc: ResultDocument, audit: dict | None = None, explorer: str | 
     sections.append('<h2 id="receipt">Receipt</h2>')
     sections.append(tree_html({
         "fixtures hash": receipt.fixtures_hash, "gold hash": receipt.gold_hash,
-        "git commit": receipt.git_commit or "not recorded", "seed": receipt.seed,
+        "git commit": receipt.git_commit or "not recorded", "seed": receipt.seed, "audit salt": salt_line(receipt),
         "started": receipt.started_at, "finished": receipt.finished_at,
         "versions": receipt.versions, "config": receipt.config, "isolation": receipt.isolation,
         "notes": receipt.notes or "none", "scenarios": receipt.scenarios,

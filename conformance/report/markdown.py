@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 from conformance.contract.result import ResultDocument
-from conformance.report.html import Cell, Table, comparison_lines, deviations, measurements, scalar, summary, tables
+from conformance.report.html import (Cell, Table, comparison_lines, deviations, measurements, salt_line, scalar, summary,
+                                     tables)
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -97,6 +98,7 @@ def render_markdown(doc: ResultDocument, audit: dict | None = None) -> str:
             f"- **gold hash:** {md(receipt.gold_hash)}",
             f"- **git commit:** {md(receipt.git_commit) if receipt.git_commit else 'not recorded'}",
             f"- **seed:** {receipt.seed}",
+            f"- **audit salt:** {md(salt_line(receipt))}",
             f"- **started / finished:** {md(receipt.started_at)} / {md(receipt.finished_at)}",
             f"- **scenarios ({len(receipt.scenarios)}):** {md(', '.join(receipt.scenarios)) or 'none'}",
             "- **versions:** " + (", ".join(f"{md(k)} {md(v)}" for k, v in receipt.versions.items()) or "none"),

@@ -202,8 +202,8 @@ def test_the_receipt_commits_to_the_salt_and_holds_it_nowhere(runs):
     assert a1["receipt"]["audit_salt"]["commitment"] == hashlib.sha256(SALT_A).hexdigest()
     assert none["receipt"]["audit_salt"] is None
     jsonschema.validate(a1, json.loads((REPO / "schema" / "result.schema.json").read_text()))
-    assert any(n.startswith("audit salt:") for n in a1["receipt"]["notes"])
-    assert not any("salt" in n for n in none["receipt"]["notes"])  # an unsalted CI run reads as before
+    # The commitment is no departure from the contract; neither is an unsalted CI run: no note.
+    assert not any("salt" in n for doc in (a1, none) for n in doc["receipt"]["notes"])
     secret = SALT_A.strip().decode()
     shown = [p for p in tmp.rglob("*") if p.is_file() and p.name != "a.salt"
              and secret in p.read_text(encoding="utf-8", errors="replace")]
@@ -214,10 +214,36 @@ def test_the_receipt_commits_to_the_salt_and_holds_it_nowhere(runs):
         "binding"]
 
 
+def test_a_published_run_without_a_salt_says_its_audit_can_be_replayed():
+    from conformance.contract.corpus import Selection
+    from conformance.runner.job import _salt_notes
+    from conformance.runner.request import RunRequest
+    from conformance.runner.salt import AuditSalt
+
+    def notes(**options):
+        return _salt_notes(RunRequest(adapters=[], fixtures_dir=REPO / "fixtures", gold_dir=REPO / "gold",
+                                      records_dir=Path("runs"), **options))
+
+    published = Selection(include_holdout=True)
+    assert notes() == [] and notes(selection=published, audit_salt=AuditSalt.of(SALT_A)) == []
+    assert notes(selection=published)[0].startswith("no audit salt: the state audit's choices are seeded by public ids")
+
+
 def test_a_salt_file_others_can_read_is_warned_about(runs):
     _, logs = runs
     assert "warning: audit salt file b.salt is readable by other users (mode 644)" in logs["b"]
     assert "readable by other users" not in logs["a1"]
+
+
+def test_the_report_shows_the_commitment_or_that_the_audit_can_be_replayed(runs):
+    from conformance.contract.result import ResultDocument
+    from conformance.report.markdown import render_markdown
+
+    tmp, _ = runs
+    salted = render_markdown(ResultDocument.model_validate(load(tmp, "a1.json")))
+    assert f"**audit salt:** commitment SHA-256 {hashlib.sha256(SALT_A).hexdigest()}" in salted
+    plain = render_markdown(ResultDocument.model_validate(load(tmp, "none.json")))
+    assert "**audit salt:** none (public-id seeding: an adapter can replay the audit's choices)" in plain
 
 
 def test_verify_accepts_the_committed_salt_and_refuses_any_other(runs):
