@@ -2,11 +2,11 @@
 
 Averaging shard results cannot give the run's intervals: the cluster bootstrap resamples
 scenarios of the whole selection jointly. So the merge re-scores. It checks that the
-shards belong to one run (same options, corpus, seed, code), that every shard of 1..N is
-there once and holds exactly the scenarios the split gives it, writes the shards' records
-into one run folder in the order the unsharded run writes them (pass by pass, scenario by
-scenario in selection order; each scenario's records as its shard wrote them), and scores
-that folder with the job's own stages (:func:`conformance.runner.job.grade`, ``score``,
+shards belong to one run (same options, audit-salt commitment, corpus, seed, code), that
+every shard of 1..N is there once and holds exactly the scenarios the split gives it, writes
+the shards' records into one run folder in the order the unsharded run writes them (pass by
+pass, scenario by scenario in selection order; each scenario's records as its shard wrote
+them), and scores that folder with the job's own stages (:func:`conformance.runner.job.grade`, ``score``,
 ``result_document``). Every metric not derived from measured time is then the unsharded
 run's, bit for bit (tests/runner/test_shards.py); measured times are each shard host's.
 
