@@ -63,7 +63,11 @@ class ResponseCache:
     def _unusable(self, exc: OSError) -> str:
         """Why ``mkdir`` failed, in words."""
         for folder in (self.directory, *self.directory.parents):  # the nearest one that exists
-            if folder.exists():
+            try:
+                found = folder.exists()
+            except OSError:  # a folder on the way may not be searched (EACCES): the mkdir error says so
+                break
+            if found:
                 if not folder.is_dir():
                     return "it exists and is not a folder" if folder == self.directory else \
                         f"{str(folder)!r} is not a folder"

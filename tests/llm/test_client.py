@@ -319,6 +319,22 @@ def test_an_unusable_cache_folder_is_a_config_error_naming_it(fake, tmp_path):
             assert info.value.__cause__ is None and info.value.__context__ is None
 
 
+def test_a_cache_folder_behind_a_folder_it_may_not_search_is_a_config_error(tmp_path, monkeypatch):
+    """An adapter running as an unprivileged user, handed a cache below a folder it cannot search:
+    mkdir fails with EACCES, and so does every stat on the way up (the error named the folder
+    instead of escaping as a PermissionError). Simulated: the tests run as root."""
+    folder = tmp_path / "locked" / "cache"
+
+    def denied(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", denied)
+    monkeypatch.setattr(Path, "stat", denied)
+    with pytest.raises(LLMConfigError) as info:
+        ResponseCache(folder)
+    assert f"{str(folder)!r}" in str(info.value) and "Permission denied" in str(info.value), info.value
+
+
 def test_llm_settings_refuses_an_unusable_cache_folder_before_any_call(fake, tmp_path):
     from conformance.llm.settings import llm_settings
 
