@@ -71,6 +71,16 @@ def test_environment_variables_follow_option_names(tmp_path):
                  "match no fixture")
 
 
+
+def test_a_bad_value_from_an_environment_variable_names_the_variable(tmp_path):
+    proc = cli("--quiet", "--records-dir", str(tmp_path), cwd=tmp_path, env={"DRIFT_SHARD": "3/2"})
+    assert_error(proc, "'--shard' (set by the environment variable DRIFT_SHARD)", "shard 3/2")
+    proc = cli("validate", cwd=tmp_path, env={"DRIFT_VALIDATE_SEED": "abc"})
+    assert_error(proc, "'--seed' (set by the environment variable DRIFT_VALIDATE_SEED)")
+    # Typed on the command line, the option alone is named.
+    proc = cli("--quiet", "--records-dir", str(tmp_path), "--shard", "3/2", cwd=tmp_path)
+    assert_error(proc, "Invalid value for '--shard': shard 3/2")
+
 #: Two library scenarios, generated as a user's own: the generator's folder rules and its
 #: byte check are the same for any corpus, and two short scenarios take seconds, not a library.
 SMALL = [REPO / "scenarios" / "ua-short-003.yaml", REPO / "scenarios" / "cod-short-001.yaml"]
@@ -106,6 +116,15 @@ def test_generate_refuses_a_folder_it_did_not_write(tmp_path):
                  "no _ledger.json")
     assert (tmp_path / "f" / "notes.jsonl").exists()
     assert_error(cli("generate", "--fixtures", str(tmp_path / "f"), cwd=tmp_path), "--fixtures and --gold together")
+
+
+def test_validate_refuses_fixtures_without_their_gold(tmp_path):
+    # The packaged gold would have joined someone else's fixtures: every probe "unknown" or "mismatched".
+    f, g = small_generation(tmp_path)
+    assert_error(cli("validate", "--fixtures", str(f), cwd=tmp_path), "--fixtures and --gold together")
+    assert_error(cli("validate", "--gold", str(g), cwd=tmp_path), "--fixtures and --gold together")
+    ok = cli("validate", "--fixtures", str(f), "--gold", str(g), cwd=tmp_path)
+    assert ok.returncode == 0 and "scenarios valid" in ok.stdout, ok.stderr
 
 
 def test_generate_check_fails_on_a_changed_byte(tmp_path):

@@ -105,7 +105,33 @@ def guarded(invoke, ctx: click.Context):
             from None
 
 
-class Command(click.Command):
+def _name_the_variable(exc: click.BadParameter) -> None:
+    """A bad value that came from an environment variable (``auto_envvar_prefix``) names the
+    variable beside the option: the user typed ``DRIFT_SHARD=3/2``, not ``--shard 3/2``."""
+    ctx, param = exc.ctx, exc.param
+    if ctx is None or param is None or exc.param_hint is not None or param.name is None:
+        return
+    if ctx.get_parameter_source(param.name) is not click.core.ParameterSource.ENVIRONMENT:
+        return
+    envvar = param.envvar or (f"{ctx.auto_envvar_prefix}_{param.name.upper()}" if ctx.auto_envvar_prefix else None)
+    if isinstance(envvar, (list, tuple)):
+        import os
+
+        envvar = next((name for name in envvar if os.environ.get(name)), envvar[0])
+    if envvar:
+        exc.param_hint = f"{param.get_error_hint(ctx)} (set by the environment variable {envvar})"
+
+
+class _NamesEnvVars:
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.BadParameter as exc:
+            _name_the_variable(exc)
+            raise
+
+
+class Command(_NamesEnvVars, click.Command):
     """A command whose outermost invocation runs under :func:`guarded`."""
 
     def invoke(self, ctx: click.Context):
@@ -114,7 +140,7 @@ class Command(click.Command):
         return guarded(super().invoke, ctx)
 
 
-class LazyGroup(click.Group):
+class LazyGroup(_NamesEnvVars, click.Group):
     """A click group whose commands listed in ``lazy`` (name -> ``"module:attribute"``) are
     imported only when one is invoked or help lists them (click's lazy-loading pattern).
     Its outermost invocation runs under :func:`guarded`; its ``@command()`` s are :class:`Command`."""

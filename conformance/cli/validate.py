@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from conformance import paths
-from conformance.cli.common import Command, Failure, corpus_options
+from conformance.cli.common import Command, Failure, corpus_folders, corpus_options
 
 
 @click.command("validate", cls=Command)
@@ -47,8 +47,7 @@ def validate(fixtures_dir, gold_dir, scenario_files, seed):
                        f"{len(spec.checkpoints)} checkpoints, horizons {', '.join(spec.horizon_names())})")
         return
 
-    fixtures_dir = fixtures_dir or paths.fixtures_dir()
-    gold_dir = gold_dir or paths.gold_dir()
+    fixtures_dir, gold_dir = corpus_folders(fixtures_dir, gold_dir)
     ids = validate_corpus(fixtures_dir, gold_dir)
     if not ids:
         raise Failure(f"no fixtures in {fixtures_dir}")
