@@ -15,9 +15,10 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def controls(tmp_path_factory):
     # Two scenarios at once: the same scores as a serial run (tests/runner/test_faults_resume.py),
-    # in about two thirds of the time.
+    # in about two thirds of the time. The controls alone: the reference compressor, which every
+    # CLI run adds, answers nothing asked here and took most of the time.
     return run_job(["none"], REPO / "fixtures", REPO / "gold", records_dir=tmp_path_factory.mktemp("runs"),
-                   selection=Selection(), n_boot=200, concurrency=2)
+                   selection=Selection(), n_boot=200, concurrency=2, reference=False)
 
 
 def by_type(doc, system):
@@ -39,6 +40,13 @@ def test_amnesiac_is_right_only_where_abstaining_is_right(controls):
     assert 0.15 <= none.pop("action") <= 0.35
     # Elsewhere nothing.
     assert {t: v for t, v in none.items() if v > 0} == {}
+
+
+def test_the_reference_compressor_was_left_out_and_what_it_normalises_says_so(controls):
+    assert set(controls.systems) == {"none", "oracle"} and controls.receipt.config["reference"] is None
+    assert controls.receipt.config["adapters"] == ["none"]
+    tes = controls.systems["none"].metrics["tes"]
+    assert tes.value is None and "reference compressor" in tes.reason, tes
 
 
 def test_holdout_stays_out_of_default_runs(controls):

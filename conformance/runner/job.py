@@ -303,7 +303,8 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
         raise JobError(f"--fresh-process (the default with --include-holdout and --sealed-holdout) starts a new "
                        f"adapter process per scenario, which --concurrency {r.concurrency} cannot share: pass "
                        "--concurrency 1 or --no-fresh-process")
-    specs = ["none", REFERENCE] + [a for a in r.adapters if a not in ("none", REFERENCE)]
+    specs = ["none", *([REFERENCE] if r.reference else [])] + [a for a in r.adapters if a != "none"
+                                                                 and (a != REFERENCE or not r.reference)]
     records_path = Path(r.records_dir) / r.run_id / "records.jsonl"
     config = r.config
     if r.llm is not None and r.llm.answer is not None:
@@ -711,7 +712,8 @@ def _receipt_config(plan: Plan, graded: Graded) -> dict:
            "bootstrap_resamples": r.n_boot,
            "reader": "answer model (Anthropic Messages API)" if answered else "deterministic closed-domain reader v1",
            "answer_model": None, "judge_model": None, **(llm.describe() if llm is not None else {}),
-           "gate": str(r.gate), "repeats": r.repeats, "baseline_system": r.baseline_system, "reference": REFERENCE,
+           "gate": str(r.gate), "repeats": r.repeats, "baseline_system": r.baseline_system,
+           "reference": REFERENCE if REFERENCE in plan.specs else None,
            "amnesiac": AMNESIAC, "concurrency": r.concurrency, "fresh_process": plan.fresh_process,
            "resumed": r.resume, "host": host(), "fixtures_dir": str(r.fixtures_dir), "gold_dir": str(r.gold_dir),
            "run_id": r.run_id, "records": str(plan.records_path.resolve()),

@@ -223,7 +223,8 @@ def _request(first: ShardResult, folders: tuple[Path, Path] | None, records_dir:
     systems = first.doc["systems"]
     tested_reference = REFERENCE in systems and systems[REFERENCE].get("kind") != "reference"
     return RunRequest(
-        adapters=list(c["adapters"][2:]) + ([REFERENCE] if tested_reference else []), fixtures_dir=fixtures_dir,
+        adapters=[a for a in c["adapters"] if a not in ("none", REFERENCE)] + ([REFERENCE] if tested_reference else []),
+        reference=c.get("reference", REFERENCE) is not None, fixtures_dir=fixtures_dir,
         gold_dir=gold_dir, records_dir=records_dir,
         selection=Selection(patterns=tuple(c["scenario_patterns"]), paradigms=tuple(c["paradigms"]),
                             horizons=tuple(c["horizons"]), splits=tuple(c["splits"]),

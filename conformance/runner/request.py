@@ -75,6 +75,10 @@ class RunRequest(BaseModel):
     shard: InstanceOf[Shard] | None = None
     """``--shard I/N``: run only this shard's scenarios of the selection
     (:mod:`conformance.contract.shards`); ``drift-conformance merge`` rebuilds the whole run."""
+    reference: bool = True
+    """False leaves the reference compressor out unless ``adapters`` names it: storage, TES and
+    DRIFT-E are then n/a (nothing normalises them). For library callers that need the controls
+    alone (tests/test_library.py's oracle and amnesiac over the whole library); the CLI always runs it."""
     audit_salt: InstanceOf[AuditSalt] | None = None
     """``--audit-salt-file``: the secret keying the state audit's choices (:mod:`conformance.runner.salt`);
     the receipt and the run header record only its commitment. None: public-id seeding. A
