@@ -63,6 +63,15 @@ MAX_ASK_WORDS = 6
 """Most content words an audit probe asks (of them, one is its frame question's and the rest the sampled
 message's): about what a corpus question holds, so length does not tell it."""
 MAX_EXAMPLES = 3
+UNSEEN_SHARED = 1
+"""At most this many of an audit probe's asked words in the Snapshot items citing its session: nothing
+they show explains a ranking that puts that session first (:func:`_ranked_unseen`)."""
+UNSEEN_MIN_PROBES = 6
+"""Fewest such audit probes (so far in the scenario) the finding rests on."""
+UNSEEN_SHARE = 0.5
+"""Share of them whose first hit is the probed session above which Retrieve ranks by content the
+Snapshot does not show (the extractive reference compressor: 17 of 122 on ``ci``; a compressor
+ranking by hidden full transcripts: 117 of 123)."""
 
 AUDIT_FINDING_NOTE = ("state audit failed (see state_audit): the adapter's Snapshot disagrees with what Retrieve "
                       "returns, so its self-reported storage is not used: selectivity is measured by the audit's "
@@ -124,6 +133,9 @@ class MessageLedger:
     last_held: dict[str, tuple[frozenset[str], int]] = field(default_factory=dict)
     """System label -> (sessions its Snapshot held at its previous audited checkpoint, how many
     sessions had been streamed then)."""
+    unseen_ranks: dict[str, list[int]] = field(default_factory=dict)
+    """System label -> [audit probes so far whose session the Snapshot shows at most
+    :data:`UNSEEN_SHARED` asked words of, how many of them returned that session first]."""
     shown_uncited: dict[str, set[str]] = field(default_factory=dict)
     """System label -> sessions whose content Retrieve showed, by content alone, from Snapshot items
     that do not cite them, at any audited checkpoint so far (:func:`audit_checkpoint`)."""
@@ -557,6 +569,8 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                 uncited.add(session)
             elif session not in held:
                 hidden.append(session)
+        if marker_held is None:
+            _ranked_unseen(owned, session, view, ledger, ledger.unseen_ranks.setdefault(label, [0, 0]))
         for hit in (owned if marker_held is None else ()):
             checked += 1
             missing, bad_text = _hit_problems(hit, view, ledger)
@@ -577,6 +591,11 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     if overreach:
         findings.append(f"hits that cite nothing show {overreach[0]} content words in distinct sentences; the "
                         f"Snapshot holds {overreach[1]} of them")
+    unseen = ledger.unseen_ranks.get(label, [0, 0])
+    if marker_held is None and unseen[0] >= UNSEEN_MIN_PROBES and unseen[1] > UNSEEN_SHARE * unseen[0]:
+        findings.append(f"Retrieve ranks by content the Snapshot does not show: {unseen[1]} of {unseen[0]} audit "
+                        f"probes so far whose session's Snapshot items hold at most {UNSEEN_SHARED} of the asked "
+                        "words returned that session first")
     if unsupported:
         findings.append(f"{len(unsupported)} hits cite ids the Snapshot does not hold (first: "
                         f"{', '.join(sorted(set(unsupported))[:MAX_EXAMPLES])})")
@@ -591,6 +610,26 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     if uncited:
         audit["held_uncited"] = [s for s in ledger.order if s in uncited]
     return audit
+
+
+def _ranked_unseen(owned: list[OwnedHit], session: str, view, ledger: MessageLedger, counts: list[int]) -> None:
+    """Count one audit probe in ``counts`` (:attr:`MessageLedger.unseen_ranks`) when the Snapshot items
+    citing ``session`` hold at most :data:`UNSEEN_SHARED` of its asked words, and whether its first
+    hit cites that session.
+
+    A memory ranks by what it holds. When what its Snapshot shows of a session shares next to
+    nothing with the question, the session comes first only by chance (another session sharing the
+    asked words usually outranks it), unless the ranking reads content the Snapshot leaves out: a
+    compressor that shows one summary per session but ranks the summaries by the whole transcripts,
+    kept in an index (``bench/attacks/hidden_index``), earns answers from everything at a summary's
+    storage cost. Hits are backed, and the probe finds nothing (its hit lacks the message's other
+    half), so no other rule sees it."""
+    asked = content_words(" ".join(ledger.sentences[session].ask[:MAX_ASK_WORDS - 1]))
+    if len(asked & view[0].get(session, set())) > UNSEEN_SHARED:
+        return
+    counts[0] += 1
+    if owned and any(ledger.session_of.get(source, source) == session for source in owned[0].source_ids):
+        counts[1] += 1
 
 
 def apply_state_audit(records: list[dict]) -> dict | None:

@@ -256,6 +256,47 @@ class Resurrects(Overlap):
         return [d for d in everything if d[1] in self.shown.get(namespace, ())][:k]
 
 
+class Abridges(Overlap):
+    """Honest: keeps each message's first third of words ("author: text", at least three words),
+    ranks and answers from that, and shows it as stored (a compressing memory)."""
+
+    @staticmethod
+    def abridged(text: str) -> str:
+        words = text.split()
+        return " ".join(words[:max(3, len(words) // 3)])
+
+    def store(self, namespace, session):
+        for m in session.messages:
+            self.docs[namespace].append((m.message_id, session.session_id,
+                                         self.abridged(f"{m.author}: {m.text}"), m.timestamp))
+        return StoreOutcome(0.1, {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}, len(session.messages))
+
+
+class RanksByHiddenText(Abridges):
+    """Shows and answers with :class:`Abridges`'s items, but ranks them by the whole messages, kept in
+    an index the Snapshot never shows (bench/attacks/hidden_index): every hit is backed, storage is
+    the abridged memory's, and the ranking uses everything."""
+
+    def __init__(self, label: str):
+        super().__init__(label)
+        self.full: dict[str, list[str]] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.full[namespace] = []
+
+    def store(self, namespace, session):
+        self.full[namespace].extend(f"{m.author}: {m.text}" for m in session.messages)
+        return super().store(namespace, session)
+
+    def ranked(self, namespace, query, k):
+        words = content_words(query)
+        docs = self.docs[namespace]
+        scored = [(len(words & content_words(full)), docs[i][3], i) for i, full in enumerate(self.full[namespace])]
+        top = sorted((s for s in scored if s[0] > 0), reverse=True)[:k]
+        return [docs[i] for _, _, i in top]
+
+
 class LaundersCitations(Overlap):
     """Keeps and answers like Overlap; its Snapshot holds the signal sessions verbatim (it is told
     which) plus one "laundry" item, the vocabulary of every other message, citing one held session;

@@ -271,6 +271,21 @@ def test_a_memory_that_brings_back_what_it_hid_is_caught(tmp_path, monkeypatch):
                          lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
+def test_a_memory_that_ranks_by_text_its_snapshot_does_not_show_is_caught(tmp_path, monkeypatch):
+    """Hits and Snapshot alike show each message's first third, but the ranking reads the whole
+    message from an index the Snapshot never shows (bench/attacks/hidden_index): every hit is
+    backed, yet an audit probe whose words the Snapshot does not hold for its session still gets
+    that session first, which nothing the Snapshot shows explains. The same abridged memory
+    ranking by what it shows passes."""
+    doc = run(tmp_path, monkeypatch, dishonest.Abridges("abridged"), dishonest.RanksByHiddenText("hidden"))
+    assert doc.systems["abridged"].state_audit.passed, doc.systems["abridged"].state_audit.findings
+    audit = doc.systems["hidden"].state_audit
+    assert audit.passed is False and any("does not show" in line for line in audit.findings), audit.findings
+    for metric in STORAGE:
+        assert no_better(doc, "hidden", "abridged", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetting(tmp_path, monkeypatch):
     """A Snapshot that holds what Retrieve shows, but in an item citing nothing, is no mismatch (a
     prior of frequent words, shortcut-prior, happens to hold some message's words: it failed the
