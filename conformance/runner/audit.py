@@ -63,6 +63,9 @@ MAX_ASK_WORDS = 6
 """Most content words an audit probe asks (of them, one is its frame question's and the rest the sampled
 message's): about what a corpus question holds, so length does not tell it."""
 MAX_EXAMPLES = 3
+REGAINED_SHARE = 0.5
+"""Share of a message's content words a Snapshot may not show again once it stopped showing them."""
+REGAINED_MIN_WORDS = 2
 UNSEEN_SHARED = 1
 """At most this many of an audit probe's asked words in the Snapshot items citing its session: nothing
 they show explains a ranking that puts that session first (:func:`_ranked_unseen`)."""
@@ -136,6 +139,9 @@ class MessageLedger:
     unseen_ranks: dict[str, list[int]] = field(default_factory=dict)
     """System label -> [audit probes so far whose session the Snapshot shows at most
     :data:`UNSEEN_SHARED` asked words of, how many of them returned that session first]."""
+    last_words: dict[str, tuple[dict[str, frozenset[str]], int]] = field(default_factory=dict)
+    """System label -> (per message, its content words its Snapshot showed at its previous audited
+    checkpoint; how many sessions had been streamed then): :meth:`regained`."""
     shown_uncited: dict[str, set[str]] = field(default_factory=dict)
     """System label -> sessions whose content Retrieve showed, by content alone, from Snapshot items
     that do not cite them, at any audited checkpoint so far (:func:`audit_checkpoint`)."""
@@ -299,6 +305,32 @@ class MessageLedger:
             return []
         previous, upto = before
         return [s for s in self.order[:upto] if s in held and s not in previous]
+
+    def regained(self, label: str, words_by: Mapping[str, set[str]]) -> list[str]:
+        """Messages, in stream order, streamed before ``label``'s previous audited checkpoint whose words
+        the Snapshot shows now (``words_by``: :func:`_snapshot_view`'s words per cited id) beyond what
+        it showed there, by at least half the message (and two words); records what it shows now.
+
+        :meth:`held_again` compares sessions, and a session stays held while one item carries one of
+        its messages: a memory that keeps an anchor message per session can hide the rest at one
+        checkpoint and bring back at the next whatever the questions asked since turn out to need
+        (``bench/attacks/message_hindsight``), or show each message as a stub that carries it and
+        later in full. What a Snapshot shows of a message are its words in the items citing the
+        message or its session; a memory that dropped words cannot show them again."""
+        shown = {m: frozenset(self.words_of[m] & (words_by.get(m, set()) | words_by.get(self.session_of[m], set())))
+                 for s in self.order for m in self.messages_of[s]}
+        before = self.last_words.get(label)
+        self.last_words[label] = (shown, len(self.order))
+        if before is None:
+            return []
+        previous, upto = before
+        out = []
+        for s in self.order[:upto]:
+            for m in self.messages_of[s]:
+                gained = len(shown[m] - previous.get(m, frozenset()))
+                if gained >= max(REGAINED_MIN_WORDS, REGAINED_SHARE * len(self.words_of[m])):
+                    out.append(m)
+        return out
 
     def to_audit(self, checkpoint_id: str) -> list[str]:
         """Sessions to probe at this checkpoint: every one streamed since the last, plus
@@ -582,6 +614,11 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
         uncited |= _shown_by_probes(probe_hits, held | uncited, outside, ledger)
     findings = []
     back = ledger.held_again(label, held) if marker_held is None else []
+    regained = ledger.regained(label, view[0]) if marker_held is None else []
+    if regained:
+        findings.append(f"the Snapshot shows again half or more of the words of {len(regained)} messages streamed "
+                        f"before the previous checkpoint that it did not show there (first: {', '.join(regained[:MAX_EXAMPLES])}): "
+                        "a memory that dropped them cannot bring them back")
     if back:
         findings.append(f"the Snapshot holds {len(back)} sessions it did not hold at the previous checkpoint, "
                         f"streamed before it (first: {', '.join(back[:MAX_EXAMPLES])}): a memory that forgot "

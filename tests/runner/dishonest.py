@@ -297,6 +297,38 @@ class RanksByHiddenText(Abridges):
         return [docs[i] for _, _, i in top]
 
 
+class RestoresStubs(Overlap):
+    """Keeps every message; at each checkpoint (the Snapshot call opens one) it shows in full, and
+    answers from, the sessions streamed since the previous checkpoint and every other older
+    message, the other half at the next checkpoint; the rest are shown as three-word stubs that
+    carry their message (bench/attacks/message_hindsight keeps one anchor message per session and
+    picks the rest with hindsight of the questions). Every session stays held, so no session is
+    held again, yet messages cut to a stub at one checkpoint come back whole at the next."""
+
+    def __init__(self, label: str):
+        super().__init__(label)
+        self.full: dict[str, set[str]] = {}
+        self.checkpoints: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+
+    def reset(self, namespace):
+        super().reset(namespace)
+        self.full[namespace], self.checkpoints[namespace], self.seen[namespace] = set(), 0, 0
+
+    def snapshot(self, namespace):
+        docs = self.docs[namespace]
+        n = self.checkpoints[namespace] = self.checkpoints[namespace] + 1
+        old, new = docs[:self.seen[namespace]], docs[self.seen[namespace]:]
+        self.full[namespace] = {d[0] for d in new} | {d[0] for i, d in enumerate(old) if (i + n) % 2 == 0}
+        self.seen[namespace] = len(docs)
+        return [SnapshotItem(mid, text if mid in self.full[namespace] else " ".join(text.split()[:3]), (mid,))
+                for mid, _, text, _ in docs]
+
+    def ranked(self, namespace, query, k):
+        everything = super().ranked(namespace, query, 10 ** 6)
+        return [d for d in everything if d[0] in self.full.get(namespace, ())][:k]
+
+
 class LaundersCitations(Overlap):
     """Keeps and answers like Overlap; its Snapshot holds the signal sessions verbatim (it is told
     which) plus one "laundry" item, the vocabulary of every other message, citing one held session;

@@ -286,6 +286,21 @@ def test_a_memory_that_ranks_by_text_its_snapshot_does_not_show_is_caught(tmp_pa
                          lower_is_better=metric == "storage_tokens_per_session"), metric
 
 
+def test_a_memory_that_brings_back_messages_it_cut_to_a_stub_is_caught(tmp_path, monkeypatch):
+    """Every session stays held (a stub of each message carries it), so no session is held again,
+    yet half the older messages shown as stubs at one checkpoint come back whole at the next
+    (bench/attacks/message_hindsight: one anchor message per session, the rest picked with
+    hindsight of the recurring questions). A memory cannot show again words it dropped."""
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.RestoresStubs("stubs"))
+    assert doc.systems["honest"].state_audit.passed
+    audit = doc.systems["stubs"].state_audit
+    assert audit.passed is False and any("shows again" in line for line in audit.findings), audit.findings
+    assert not any("did not hold" in line for line in audit.findings), audit.findings
+    for metric in STORAGE:
+        assert no_better(doc, "stubs", "honest", metric,
+                         lower_is_better=metric == "storage_tokens_per_session"), metric
+
+
 def test_content_held_outside_the_citations_is_no_mismatch_and_earns_no_forgetting(tmp_path, monkeypatch):
     """A Snapshot that holds what Retrieve shows, but in an item citing nothing, is no mismatch (a
     prior of frequent words, shortcut-prior, happens to hold some message's words: it failed the
