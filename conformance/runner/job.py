@@ -660,6 +660,7 @@ def _system_notes(system, plan: Plan, s: Scoring, metrics: dict, judging: dict) 
     breach = breach_note(metrics["scope_breach_rate"], metrics.get("privacy_score"),
                          bool((system.describe or {}).get("capabilities", {}).get("scopes")))
     notes.extend(violation_notes(recs) + ([breach] if breach else []))
+    notes.extend(unmetered_notes(system, recs))
     if label == "oracle":
         notes.extend(oracle_notes(recs, plan.config))
     if judging.get("judge_unparseable"):
@@ -976,6 +977,36 @@ def violation_notes(records: list[dict]) -> list[str]:
             kind = "Store" if record["kind"] == "store" else "Retrieve"
             counts[f"{kind} {violation.split(' (')[0]}"] += 1
     return [f"contract violation: {what} in {n} calls" for what, n in sorted(counts.items())]
+
+
+UNMETERED_NOTE = ("reports no LLM tokens in any Store or Retrieve call, yet runs with outbound network ({why}): "
+                  "tokens a server it calls spends (or its Flush or background work: they have no usage field) are "
+                  "not counted, so token cost, TES and DRIFT-E count its storage alone (usage is self-reported)")
+
+
+def unmetered_notes(system, records: list[dict]) -> list[str]:
+    """A note for a system that reports zero LLM usage in every Store and Retrieve call while its runtime
+    has outbound network (Docker isolation said ``outbound``, or adapter.yaml asks for it).
+
+    Usage is the adapter's own report and the harness cannot meter a model it reaches over the network:
+    a memory whose server extracts facts with an LLM (Zep, Honcho) reports none, and one that calls a
+    hosted model and says nothing looks as cheap as the extractive reference. Without network a model
+    can only run in the adapter's own limits, so the note is only for those with it. ``records``: the
+    system's run records. Returns ``[]`` or one line."""
+    isolation = getattr(system, "isolation", None) or {}
+    network = isolation.get("network") if isinstance(isolation.get("network"), dict) else {}
+    manifest = getattr(getattr(system, "process", None), "manifest", None)
+    if network.get("mode") == "outbound":
+        why = network.get("why") or "Docker network outbound"
+    elif manifest is not None and getattr(manifest, "network", None) == "outbound":
+        why = "adapter.yaml network: outbound"
+    else:
+        return []
+    calls = [r for r in records if r.get("kind") in ("store", "probe") and r.get("error") is None]
+    usage = [r.get("usage") or {} for r in calls]
+    if not calls or any(int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0) for u in usage):
+        return []
+    return [UNMETERED_NOTE.format(why=why)]
 
 
 def oracle_notes(records: list[dict], config: RunConfig) -> list[str]:

@@ -565,6 +565,21 @@ class RefundsUsage(Overlap):
                                                             "llm_calls": 10**12})
 
 
+class CallsOutUnmetered(Overlap):
+    """Answers like Overlap from a runtime with outbound network and reports no LLM tokens: what a
+    memory whose server (or Flush) calls a hosted model looks like from the harness."""
+
+    def __init__(self, label: str, reports: int = 0):
+        super().__init__(label)
+        self.isolation = {"mode": "in-process (test)", "network": {"mode": "outbound", "why": "test"}}
+        self.reports = reports
+
+    def store(self, namespace, session):
+        outcome = super().store(namespace, session)
+        return StoreOutcome(outcome.latency_ms, {"input_tokens": self.reports, "output_tokens": 0,
+                                         "llm_calls": int(self.reports > 0)}, outcome.items_stored)
+
+
 def systems(*extra):
     """A run's systems with in-process controls: the amnesiac ``none``, the honest Overlap as the
     reference compressor's stand-in, then ``extra``."""

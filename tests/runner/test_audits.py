@@ -391,6 +391,18 @@ def test_negative_llm_usage_refunds_no_token_cost(tmp_path, monkeypatch):
     assert not any(note.startswith("contract violation") for note in doc.systems["honest"].notes)
 
 
+def test_a_networked_memory_that_reports_no_llm_usage_is_noted(tmp_path, monkeypatch):
+    """Usage is self-reported: a memory with outbound network that reports no LLM tokens may spend
+    them where nothing counts (a server's extraction, Flush, a background thread), so its token
+    cost and TES carry a note; one that reports its tokens, or runs without network, carries none."""
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("offline"), dishonest.CallsOutUnmetered("silent"),
+              dishonest.CallsOutUnmetered("metered", reports=120))
+    assert any("outbound network" in note and "TES" in note for note in doc.systems["silent"].notes), \
+        doc.systems["silent"].notes
+    for label in ("offline", "metered"):
+        assert not any("outbound network" in note for note in doc.systems[label].notes), doc.systems[label].notes
+
+
 def naive_accuracy(doc, system):
     return dishonest.naive_accuracy(doc, system, SCENARIOS)
 
