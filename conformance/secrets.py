@@ -75,3 +75,34 @@ def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     if pattern is None or not text:
         return text
     return pattern.sub(lambda m: f"[redacted {names[m.group(0)]}]", text)
+
+
+#: Variables the harness reads for itself: never handed to an adapter, whatever its adapter.yaml
+#: lists. The sealed holdout's seed regenerates that holdout's gold with the public generator; the
+#: audit salt file keys the state audit; the corpus, records, dataset and cache folders hold gold,
+#: verdicts or cached judge answers; the rest set how the harness runs. Each main-command option's
+#: variable (``DRIFT_<OPTION>``, click's ``auto_envvar_prefix``) is here, checked against the CLI
+#: by tests/security/test_secrets_and_sealing.py.
+HARNESS_VARIABLES = frozenset({
+    "DRIFT_HOLDOUT_SEED", "DRIFT_CACHE_DIR", "DRIFT_DATASETS_DIR", "DRIFT_ADAPTER_USER", "DRIFT_NO_CGROUPS",
+    "DRIFT_KEEP_ADAPTER_WORKDIR", "DRIFT_C_WEIGHTS", "DRIFT_E_WEIGHTS", "DRIFT_HOST",
+    # the main command's options
+    "DRIFT_ADAPTER", "DRIFT_ALLOW_ALIAS", "DRIFT_ANSWER_MAX_TOKENS", "DRIFT_ANSWER_MODEL", "DRIFT_AS_JSON",
+    "DRIFT_JSON", "DRIFT_AUDIT_SALT_FILE", "DRIFT_BASELINE_SYSTEM", "DRIFT_BOOTSTRAP", "DRIFT_BUDGET",
+    "DRIFT_BUDGET_USD", "DRIFT_COMPARE_WITH", "DRIFT_COMPARE", "DRIFT_CONCURRENCY", "DRIFT_ENCODING",
+    "DRIFT_EXECUTOR", "DRIFT_FIXTURES", "DRIFT_FRESH_PROCESS", "DRIFT_GATE", "DRIFT_GOLD", "DRIFT_HORIZON",
+    "DRIFT_INCLUDE_HOLDOUT", "DRIFT_ISOLATION", "DRIFT_JUDGE_MODEL", "DRIFT_K", "DRIFT_KNOWN_BAD",
+    "DRIFT_LLM_CACHE", "DRIFT_OUT", "DRIFT_PARADIGM", "DRIFT_QUIET", "DRIFT_RAY_ADDRESS", "DRIFT_RECORDS_DIR",
+    "DRIFT_REPEAT", "DRIFT_RESUME", "DRIFT_SCENARIO", "DRIFT_SEALED_HOLDOUT", "DRIFT_SEED", "DRIFT_SHARD",
+    "DRIFT_SHARDS", "DRIFT_SPLIT", "DRIFT_UPDATE_BASELINE", "DRIFT_VERBOSE", "DRIFT_VERSION", "DRIFT_WIDE",
+})
+#: A subcommand's options read ``DRIFT_<SUBCOMMAND>_<OPTION>``: every name under these is the harness's.
+HARNESS_PREFIXES = tuple(f"DRIFT_{command}_" for command in (
+    "ADAPTERS", "AUDIT", "BUILD", "CACHE_KEY", "CHECK_ADAPTER", "COMPARE", "EXPORT", "GENERATE", "IMPORT",
+    "MERGE", "REPORT", "SCHEMA", "VALIDATE"))
+
+
+def harness_variable(name: str) -> bool:
+    """True for a variable the harness reads for itself (:data:`HARNESS_VARIABLES`, or under one
+    of :data:`HARNESS_PREFIXES`), which no adapter may be handed."""
+    return name in HARNESS_VARIABLES or name.startswith(HARNESS_PREFIXES)

@@ -43,7 +43,7 @@ from pathlib import Path
 from conformance.backend.client import BackendClient, Deadlines
 from conformance.backend.images import LABEL_PREFIX, AdapterImage, connect
 from conformance.backend.manifest import AdapterManifest
-from conformance.backend.process import AdapterStartError
+from conformance.backend.process import AdapterStartError, adapter_environment
 
 #: Inside the container: the folder of the gRPC unix socket (the runner's, bind-mounted) and the socket.
 SOCKET_DIR = "/run/drift"
@@ -226,8 +226,9 @@ class DockerAdapter:
                     self.log(f"adapter {name}: its container may open outbound connections ({why})")
             else:
                 options["network_mode"] = "none"
-            passed = sorted(k for k in self.manifest.env if k in os.environ)
-            options["environment"] = {**{k: os.environ[k] for k in passed}, **options["environment"]}
+            handed = adapter_environment(self.manifest)
+            passed = sorted(handed)
+            options["environment"] = {**handed, **options["environment"]}
             self.container = self.docker.containers.run(self.image.image_id, detach=True,
                                                         name=f"drift-{name}-{suffix}", labels=labels, **options)
             self.isolation = self._record(info, source, passed, network, why, uid, gid)

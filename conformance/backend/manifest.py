@@ -46,7 +46,8 @@ class AdapterManifest(BaseModel):
     resources: Resources = Resources()
     env: list[str] = []
     """Names of environment variables passed through to the adapter (e.g. API keys).
-    Nothing else from the runner's environment reaches it."""
+    Nothing else from the runner's environment reaches it, and never a variable the harness
+    reads for itself (``DRIFT_HOLDOUT_SEED``, ``DRIFT_GOLD``, any run option's: refused here)."""
     network: Literal["none", "outbound"] = "none"
     """What a container of this adapter may reach: ``none`` (loopback only; the runner talks to it
     over a unix socket) or ``outbound`` (its own bridge network with a default route, for an
@@ -73,6 +74,18 @@ class AdapterManifest(BaseModel):
     check_skips: dict[CheckName, Annotated[str, Field(min_length=1)]] = {}
     """Contract checks of ``drift-conformance check-adapter`` this adapter skips, each with the
     written reason (printed in place of a result), e.g. ``{flush_then_found: "stores nothing"}``."""
+
+    @field_validator("env")
+    @classmethod
+    def _not_the_harness_s(cls, value):
+        from conformance.secrets import harness_variable
+
+        taken = [name for name in value if harness_variable(name)]
+        if taken:
+            raise ValueError(f"{', '.join(taken)}: the harness's own variable(s), never handed to an adapter "
+                             "(the sealed holdout's seed, the audit salt, the corpus and records folders, the "
+                             "run's options); give the adapter a variable of its own name")
+        return value
 
     @field_validator("outbound_when_set")
     @classmethod

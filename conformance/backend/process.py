@@ -30,7 +30,7 @@ from conformance.backend.privilege import (adapter_user, drop_to, grant_traverse
                                            unreachable_folders)
 from conformance.backend.venvs import ensure_venv, sdk_path
 from conformance.errors import DriftError
-from conformance.secrets import redact
+from conformance.secrets import harness_variable, redact
 
 #: Environment passed to every adapter; everything else is withheld (keys included,
 #: unless adapter.yaml names them under ``env``).
@@ -93,6 +93,13 @@ def sweep_stale_workdirs(parent: Path | None = None, log=None) -> int:
     if removed and log:
         log(f"removed {removed} adapter working folder(s) left by runners that were killed")
     return removed
+
+
+def adapter_environment(manifest: AdapterManifest) -> dict[str, str]:
+    """The variables of the runner's environment that ``manifest.env`` names, less the harness's
+    own (:func:`conformance.secrets.harness_variable`; adapter.yaml validation refuses those, and
+    this holds for a manifest that skipped it)."""
+    return {k: os.environ[k] for k in manifest.env if k in os.environ and not harness_variable(k)}
 
 
 def log_tail(path: Path, lines: int = 30) -> str:
@@ -175,7 +182,7 @@ class ProcessAdapter:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"drift-adapter-{name}-{os.getpid()}-"))
         port_file = self.port_file = self.workdir / "port"
         env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
-        env.update({k: os.environ[k] for k in self.manifest.env if k in os.environ})
+        env.update(adapter_environment(self.manifest))
         env.update(PATH=f"{python.parent}:{_SYSTEM_PATH}", DRIFT_RUNNER_PID=str(os.getpid()),
                    HOME=str(self.workdir), PYTHONPATH=str(sdk_path()), PYTHONUNBUFFERED="1",
                    PYTHONDONTWRITEBYTECODE="1", DRIFT_BACKEND_ADDRESS="127.0.0.1:0",

@@ -26,7 +26,7 @@ import jsonschema
 import pytest
 
 from conformance.contract.corpus import iter_fixture
-from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
+from conformance.contract.fixture import HeaderLine, SessionLine
 from conformance.runner.audit import MessageLedger, _rng
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,22 +34,15 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 import dishonest  # noqa: E402
 import timing_fields  # noqa: E402
+from ledger_replay import replay_ledger  # noqa: E402
 
 SCENARIOS = ("cod-short-001", "ua-short-001")
 
 
 def audit_choices(scenario: str, **ledger_args) -> tuple[dict, list]:
     """(session id -> (asked words, rest stems), every checkpoint's schedule) of a committed fixture."""
-    ledger, markers, schedules = MessageLedger(scenario_id=scenario, **ledger_args), {}, []
-    for line in iter_fixture(REPO / "fixtures" / f"{scenario}.jsonl"):
-        if isinstance(line, HeaderLine):
-            markers = dict(line.markers or {})
-        elif isinstance(line, SessionLine):
-            ledger.add_session(line, markers.get(line.session_id))
-        elif isinstance(line, CheckpointLine):
-            audited = ledger.to_audit(line.checkpoint_id)
-            schedules.append([(s, p.query, p.asked_by, p.asked_at) for s, p in
-                              ledger.schedule(line.checkpoint_id, line.probes, audited, "2000-01-01T00:00:00Z")])
+    ledger, checkpoints = replay_ledger(scenario, **ledger_args)
+    schedules = [[(s, p.query, p.asked_by, p.asked_at) for s, p in schedule] for _, schedule in checkpoints]
     sentences = {s: (list(v.ask), sorted(v.rest)) for s, v in ledger.sentences.items()}
     return sentences, schedules
 

@@ -27,6 +27,7 @@ from conformance.contract.corpus import Selection
 
 sys.path.insert(0, str(Path(__file__).parent))
 import dishonest  # noqa: E402
+from ledger_replay import replay_ledger  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("cod-short-001", "ua-short-001")
@@ -153,20 +154,7 @@ def test_a_memory_without_snapshot_that_sniffs_the_audit_gets_no_credit_for_forg
 
 def scheduled(scenario: str):
     """(checkpoint's real probes, its schedule) for each checkpoint of a committed fixture."""
-    from conformance.contract.corpus import iter_fixture
-    from conformance.contract.fixture import CheckpointLine, HeaderLine, SessionLine
-    from conformance.runner.audit import MessageLedger
-
-    ledger, markers, out = MessageLedger(scenario_id=scenario), {}, []
-    for line in iter_fixture(REPO / "fixtures" / f"{scenario}.jsonl"):
-        if isinstance(line, HeaderLine):
-            markers = dict(line.markers or {})
-        elif isinstance(line, SessionLine):
-            ledger.add_session(line, markers.get(line.session_id))
-        elif isinstance(line, CheckpointLine):
-            audited = ledger.to_audit(line.checkpoint_id)
-            out.append((line.probes, ledger.schedule(line.checkpoint_id, line.probes, audited, "2000-01-01T00:00:00Z")))
-    return out
+    return replay_ledger(scenario)[1]
 
 
 def test_audit_probes_read_like_the_scenario_questions_and_sit_among_them():

@@ -118,3 +118,54 @@ def test_hostile_adapter_cannot_leak_a_key_or_see_the_corpus(tmp_path):
     launcher = {"DRIFT_RUNNER_PID", "DRIFT_BACKEND_PORT_FILE", "DRIFT_BACKEND_ADDRESS"}
     assert {k for k in look["env"] if k.startswith("DRIFT_")} <= launcher, sorted(look["env"])
     assert not {k for k in look["env"] if secret_values({k: "x" * 20})} - {"ANTHROPIC_API_KEY"}
+
+
+def test_an_adapter_yaml_cannot_ask_for_the_harness_s_own_variables(tmp_path, monkeypatch):
+    """``env: [DRIFT_HOLDOUT_SEED]`` in adapter.yaml handed the sealed holdout's seed to the adapter,
+    which regenerates its gold with the public generator; the audit salt file, the corpus and records
+    folders likewise. adapter.yaml is refused, naming the variable; the launcher drops such a name too."""
+    import pytest
+
+    from conformance.backend.manifest import AdapterManifest as Manifest, ManifestError, load_manifest
+    from conformance.secrets import harness_variable
+
+    for name in ("DRIFT_HOLDOUT_SEED", "DRIFT_AUDIT_SALT_FILE", "DRIFT_GOLD", "DRIFT_FIXTURES", "DRIFT_RECORDS_DIR",
+                 "DRIFT_LLM_CACHE", "DRIFT_CACHE_DIR", "DRIFT_DATASETS_DIR", "DRIFT_MERGE_GOLD"):
+        assert harness_variable(name), name
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "adapter.yaml").write_text(f"name: greedy\ndescription: asks for it\nenv: [OPENAI_API_KEY, {name}]\n")
+        with pytest.raises(ManifestError, match=f"{name}.*the harness's own"):
+            load_manifest(folder)
+    for name in ("DRIFT_MEM0_INFER", "DRIFT_REFERENCE_LLM_MODEL", "ANTHROPIC_API_KEY", "DRIFT_TEST_API_KEY"):
+        assert not harness_variable(name), name
+    # Defence in depth: a manifest built without validation still hands nothing of the harness's.
+    from conformance.backend.process import adapter_environment
+
+    monkeypatch.setenv("DRIFT_HOLDOUT_SEED", "s" * 32)
+    monkeypatch.setenv("DRIFT_MEM0_INFER", "1")
+    manifest = Manifest.model_construct(**{**Manifest(name="x", description="y").__dict__,
+                                           "env": ["DRIFT_HOLDOUT_SEED", "DRIFT_MEM0_INFER"]})
+    assert adapter_environment(manifest) == {"DRIFT_MEM0_INFER": "1"}
+
+
+def test_every_cli_option_variable_is_the_harness_s():
+    """The rule keeps up with the CLI: every variable an option reads (click's auto_envvar_prefix:
+    DRIFT_<OPTION>, DRIFT_<SUBCOMMAND>_<OPTION>) is reserved."""
+    import click
+
+    from conformance.cli.common import COMMANDS
+    from conformance.cli.main import main
+    from conformance.secrets import harness_variable
+
+    names = [f"DRIFT_{p.name.upper()}" for p in main.params if isinstance(p, click.Option)]
+    ctx = click.Context(main)
+    for sub in COMMANDS:
+        command = main.get_command(ctx, sub)
+        prefix = f"DRIFT_{sub.replace('-', '_').upper()}"
+        names += [f"{prefix}_{p.name.upper()}" for p in command.params if isinstance(p, click.Option)]
+        for nested in getattr(command, "commands", {}).values():
+            names += [f"{prefix}_{nested.name.replace('-', '_').upper()}_{p.name.upper()}" for p in nested.params
+                      if isinstance(p, click.Option)]
+    assert len(names) > 60
+    assert [n for n in names if not harness_variable(n)] == []
