@@ -1,5 +1,5 @@
-"""Attack on the per-message rule that stopped message_hindsight (a Snapshot may not show again half
-or more of an older message's words it did not show before): message_hindsight whose hidden
+"""Attack on the per-message rule that stopped message_hindsight (a Snapshot may not show again a
+share of an older message's words it did not show before): message_hindsight whose hidden
 messages are shown as stubs instead of left out, each stub the message's words in order up to
 ``SHARE`` of its content words, so that showing it whole later regains less than the rule's share.
 Every message stays carried; the stubs cost part of the saving. Targets storage, MVOT, TES, DRIFT-C."""
