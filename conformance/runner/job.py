@@ -902,11 +902,12 @@ def _refuse_duplicate_keys(path: Path) -> None:
 
 
 def systems_llm_usage(records: list[dict]) -> dict[str, dict[str, int]]:
-    """Per system, the LLM calls and tokens its Store and Retrieve replies reported (``usage``),
-    every replicate included; systems that reported none are left out."""
+    """Per system, the LLM calls and tokens its Store, Flush and Retrieve replies reported
+    (``usage``; a state record's ``flush_usage``), every replicate included; systems that
+    reported none are left out."""
     out: dict[str, dict[str, int]] = {}
     for record in records:
-        usage = record.get("usage")
+        usage = record.get("flush_usage") if record.get("kind") == "state" else record.get("usage")
         if not usage or not any(usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens")):
             continue
         mine = out.setdefault(record["system"], {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
@@ -975,6 +976,8 @@ def violation_notes(records: list[dict]) -> list[str]:
         for violation in record.get("violations") or []:
             kind = "Store" if record["kind"] == "store" else "Retrieve"
             counts[f"{kind} {violation.split(' (')[0]}"] += 1
+        for violation in record.get("flush_violations") or []:  # state records: the checkpoint's Flush
+            counts[f"Flush {violation.split(' (')[0]}"] += 1
     return [f"contract violation: {what} in {n} calls" for what, n in sorted(counts.items())]
 
 

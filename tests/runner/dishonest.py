@@ -18,7 +18,7 @@ from conformance.provenance import STOPWORDS, budget_cut, carried_ids, content_w
 from conformance.runner.records import read_records
 from conformance.scoring import build_probe_rows, score_system
 from conformance.contract.answer_text import normalize_answer
-from conformance.backend.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
+from conformance.backend.systems import FlushOutcome, RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
 
 
 class Overlap:
@@ -490,6 +490,23 @@ class RefundsUsage(Overlap):
         done = super().retrieve(namespace, probe, k)
         return RetrieveOutcome(done.hits, done.latency_ms, {"input_tokens": 0, "output_tokens": -0.5,
                                                             "llm_calls": 10**12})
+
+
+class ExtractsAtFlush(Overlap):
+    """The honest memory, but its LLM work is done at Flush (sessions buffered at Store, extracted
+    at the checkpoint): Store reports no usage, each Flush ``FLUSH_USAGE``. Honest, not a cheat."""
+
+    FLUSH_USAGE = {"input_tokens": 3000, "output_tokens": 500, "llm_calls": 2}
+
+    def flush(self, namespace, timeout_s):
+        return FlushOutcome(True, dict(self.FLUSH_USAGE))
+
+
+class RefundsAtFlush(Overlap):
+    """The honest memory, whose Flush reports negative LLM input tokens (a refund never spent)."""
+
+    def flush(self, namespace, timeout_s):
+        return FlushOutcome(True, {"input_tokens": -5000, "output_tokens": 0, "llm_calls": 0})
 
 
 def systems(*extra):
