@@ -21,6 +21,7 @@ from drift_sdk.backend import Backend
 from drift_sdk.server import build_server, serve
 from drift_sdk.types import (
     Capabilities,
+    FlushResult,
     Hit,
     MemoryItem,
     Message,
@@ -30,5 +31,5 @@ from drift_sdk.types import (
     Usage,
 )
 
-__all__ = ["Backend", "Capabilities", "Hit", "MemoryItem", "Message", "RetrieveResult", "Session",
+__all__ = ["Backend", "Capabilities", "FlushResult", "Hit", "MemoryItem", "Message", "RetrieveResult", "Session",
            "StoreResult", "Usage", "build_server", "serve"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from drift_sdk.types import Capabilities, Hit, MemoryItem, RetrieveResult, Session, StoreResult
+from drift_sdk.types import Capabilities, FlushResult, Hit, MemoryItem, RetrieveResult, Session, StoreResult
 
 
 class Backend:
@@ -22,7 +22,7 @@ class Backend:
     version: str = "0"
     capabilities: Capabilities = Capabilities()
     internal_models: tuple[str, ...] = ()
-    """Model ids the backend calls inside Store/Retrieve (recorded in the receipt)."""
+    """Model ids the backend calls inside Store/Flush/Retrieve (recorded in the receipt)."""
 
     def settings(self) -> dict[str, str]:
         """Configuration worth recording in the receipt (no secrets)."""
@@ -34,9 +34,14 @@ class Backend:
     def store(self, namespace: str, session: Session) -> StoreResult | None:
         raise NotImplementedError("store")
 
-    def flush(self, namespace: str, timeout_s: float) -> bool:
+    def flush(self, namespace: str, timeout_s: float) -> bool | FlushResult:
         """Return True once everything stored is searchable; False means the
-        backend has no readiness signal (the receipt records that)."""
+        backend has no readiness signal (the receipt records that).
+
+        A backend that defers LLM work from ``store`` to here (e.g. buffers sessions
+        and extracts at flush) returns ``FlushResult(ready, usage)`` instead: those
+        tokens are write-side cost (W in DRIFT §7.7) like Store's, and a bool reports
+        zero. Flush is called once per checkpoint, before probing."""
         return self.capabilities.flush_signal
 
     def retrieve(self, namespace: str, query: str, k: int, querying_entity: str, now: str

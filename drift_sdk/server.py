@@ -21,7 +21,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from drift_sdk.backend import Backend
-from drift_sdk.types import Message, RetrieveResult, Session, StoreResult
+from drift_sdk.types import FlushResult, Message, RetrieveResult, Session, StoreResult
 from drift_sdk.v1 import memory_backend_pb2 as pb
 from drift_sdk.v1 import memory_backend_pb2_grpc as pb_grpc
 
@@ -115,8 +115,13 @@ class _Servicer(pb_grpc.MemoryBackendServicer):
 
     def Flush(self, request, context):
         with self._call(context, "Flush"):
-            ready = bool(self.backend.flush(request.namespace, request.timeout_s))
-        return pb.FlushResponse(ready=ready, note="" if ready else "no readiness signal; assumed ready")
+            result = self.backend.flush(request.namespace, request.timeout_s)
+        if not isinstance(result, FlushResult):
+            result = FlushResult(ready=bool(result))
+        ready = bool(result.ready)
+        reply = pb.FlushResponse(ready=ready, note="" if ready else "no readiness signal; assumed ready")
+        _fill_usage(reply.usage, result.usage)
+        return reply
 
     def Retrieve(self, request, context):
         if request.k <= 0:

@@ -30,7 +30,7 @@ class Session:
 
 @dataclass(frozen=True)
 class Usage:
-    """LLM tokens spent inside one call (DRIFT §7.7: W for Store, R for Retrieve)."""
+    """LLM tokens spent inside one call (DRIFT §7.7: W for Store and Flush, R for Retrieve)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -69,6 +69,15 @@ class Capabilities:
 class StoreResult:
     usage: Usage = field(default_factory=Usage)
     items_stored: int = 0
+
+
+@dataclass
+class FlushResult:
+    """What ``Backend.flush`` may return instead of a bool: readiness plus the LLM tokens the
+    flush spent (work deferred from Store, e.g. extraction of buffered sessions; counted in W)."""
+
+    ready: bool
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass

@@ -11,7 +11,7 @@ adapter on a small synthetic corpus before any run (docs/audit.md, docs/add-your
 - ``stored_findable``: what Store claims is findable: each Snapshot item through a Retrieve of
   its own words, and with no Snapshot, a Store that reports items must return something;
 - ``scopes_honoured``: with ``scopes`` claimed, another entity's private message never comes back;
-- ``usage_valid``: the LLM usage Store and Retrieve replies report is made of non-negative integers
+- ``usage_valid``: the LLM usage Store, Flush and Retrieve replies report is made of non-negative integers
   of a believable size (a negative count would refund token cost never spent).
 
 Registered into :data:`conformance.backend.checks.CHECKS` on import (checks.py imports this).
@@ -252,7 +252,7 @@ def check_scopes_honoured(h: c.Harness) -> c.CheckResult:
 
 @c._check("usage_valid")
 def check_usage_valid(h: c.Harness) -> c.CheckResult:
-    """Every Store and Retrieve reply's usage is valid as the runner counts it
+    """Every Store, Flush and Retrieve reply's usage is valid as the runner counts it
     (:func:`conformance.backend.client.checked_usage`): each field a non-negative integer of at
     most a billion. The runner records any other value as a contract violation and counts it as 0."""
     name = "usage_valid"
@@ -276,6 +276,6 @@ def check_usage_valid(h: c.Harness) -> c.CheckResult:
                                  f"{'; '.join(f'{k.split()[0]} {v}' for k, v in problems.items())}: the runner "
                                  "records it as a contract violation")
         spent = sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for _, u in mine)
-        return c._pass(name, f"{len(mine)} Store/Retrieve replies, usage valid ({spent} LLM tokens reported)")
+        return c._pass(name, f"{len(mine)} Store/Flush/Retrieve replies, usage valid ({spent} LLM tokens reported)")
     finally:
         h.cleanup(ns)

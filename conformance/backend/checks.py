@@ -100,7 +100,7 @@ class ClientTarget:
         self.client, self.label, self._died = client, label or client.adapter, died
         self.deadlines = client.deadlines
         self.usages: list[tuple[str, dict]] = []
-        """(call, its reply's usage) of every Store and Retrieve, in call order."""
+        """(call, its reply's usage) of every Store, Flush and Retrieve, in call order."""
 
     def describe(self) -> dict:
         reply = self.client.describe()
@@ -120,7 +120,9 @@ class ClientTarget:
         return reply.items_stored
 
     def flush(self, namespace: str, timeout_s: float) -> bool:
-        return self.client.flush(namespace, timeout_s).ready
+        reply = self.client.flush(namespace, timeout_s)
+        self.usages.append(("Flush", usage_dict(reply.usage)))
+        return reply.ready
 
     def retrieve(self, namespace, query, k, querying_entity, now, timeout_s=None) -> list[Hit]:
         request = pb.RetrieveRequest(namespace=namespace, query=query, k=k, querying_entity=querying_entity, now=now)
@@ -222,8 +224,10 @@ class InProcessTarget:
         return int(getattr(result, "items_stored", 0) or 0)
 
     def flush(self, namespace: str, timeout_s: float) -> bool:
-        return bool(self._call("Flush", timeout_s + self.deadlines.flush_extra, self.backend.flush, namespace,
-                               timeout_s))
+        result = self._call("Flush", timeout_s + self.deadlines.flush_extra, self.backend.flush, namespace, timeout_s)
+        # A FlushResult is always truthy: its readiness is its ``ready``, as the server reads it.
+        self._usage("Flush", result)
+        return bool(getattr(result, "ready", result))
 
     def retrieve(self, namespace, query, k, querying_entity, now, timeout_s=None) -> list[Hit]:
         if k <= 0:

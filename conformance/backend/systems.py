@@ -73,6 +73,14 @@ class StoreOutcome:
 
 
 @dataclass
+class FlushOutcome:
+    """A Flush reply: readiness, and the LLM usage the flush spent (write-side, W in DRIFT §7.7)."""
+
+    ready: bool
+    usage: dict[str, int]
+
+
+@dataclass
 class RetrieveOutcome:
     hits: list[RetrievedHit]
     latency_ms: float
@@ -115,8 +123,9 @@ class RemoteSystem:
         reply, ms = self.client.store(namespace, session)
         return StoreOutcome(ms, usage_dict(reply.usage), reply.items_stored)
 
-    def flush(self, namespace: str, timeout_s: float) -> bool:
-        return self.client.flush(namespace, timeout_s).ready
+    def flush(self, namespace: str, timeout_s: float) -> FlushOutcome:
+        reply = self.client.flush(namespace, timeout_s)
+        return FlushOutcome(reply.ready, usage_dict(reply.usage))
 
     def retrieve(self, namespace: str, probe: Probe, k: int) -> RetrieveOutcome:
         reply, ms = self.client.retrieve(namespace, probe.query, k, probe.asked_by, probe.asked_at)
@@ -245,8 +254,8 @@ class OracleSystem:
                 via.update((e, m.message_id) for e in carried)
         return StoreOutcome((time.perf_counter() - started) * 1000.0, dict(_ZERO_USAGE), len(kept))
 
-    def flush(self, namespace: str, timeout_s: float) -> bool:
-        return True
+    def flush(self, namespace: str, timeout_s: float) -> FlushOutcome:
+        return FlushOutcome(True, dict(_ZERO_USAGE))
 
     def retrieve(self, namespace: str, probe: Probe, k: int) -> RetrieveOutcome:
         started = time.perf_counter()

@@ -150,6 +150,11 @@ class StateRecord(_OfScenario):
     """The state audit at this checkpoint (``hits_checked``, ``probed``, ``found``, ``findings``, and
     ``held_uncited`` once the Snapshot has held found content in items not citing it),
     :func:`conformance.runner.audit.audit_checkpoint`; written only for audited systems."""
+    flush_usage: dict[str, int] | None = None
+    """LLM calls and tokens the checkpoint's Flush reply reports (``llm_calls``, ``input_tokens``,
+    ``output_tokens``; write-side, counted in W like Store's); written when Flush replied."""
+    flush_violations: list[str] | None = None
+    """Contract violations of that reply's usage (counted as 0); written only when there are some."""
     error: str | None = None
 
 

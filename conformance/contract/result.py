@@ -288,7 +288,7 @@ class ResultDocument(_Doc):
     ``served_models``); ``total_usd``: what the run spent over all its invocations (a resumed
     run included), ``spent_this_invocation_usd``, ``spent_earlier_usd``; ``budget_usd`` (it
     bounds the whole run) and whether it ran out; ``systems``: the LLM calls and tokens each
-    system reported spending itself (its Store/Retrieve ``usage``: mem0 infer, graphiti, the
+    system reported spending itself (its Store/Flush/Retrieve ``usage``: mem0 infer, graphiti, the
     reference compressor's LLM form), when any did. None when nothing spent LLM tokens."""
     comparisons: Comparisons | None = None
     """Every pair of systems under test on DRIFT-C, DRIFT-E and accuracy (:class:`Comparisons`);

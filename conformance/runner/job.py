@@ -903,11 +903,12 @@ def _refuse_duplicate_keys(path: Path) -> None:
 
 
 def systems_llm_usage(records: list[dict]) -> dict[str, dict[str, int]]:
-    """Per system, the LLM calls and tokens its Store and Retrieve replies reported (``usage``),
-    every replicate included; systems that reported none are left out."""
+    """Per system, the LLM calls and tokens its Store, Flush and Retrieve replies reported
+    (``usage``; a state record's ``flush_usage``), every replicate included; systems that
+    reported none are left out."""
     out: dict[str, dict[str, int]] = {}
     for record in records:
-        usage = record.get("usage")
+        usage = record.get("flush_usage") if record.get("kind") == "state" else record.get("usage")
         if not usage or not any(usage.get(k) for k in ("llm_calls", "input_tokens", "output_tokens")):
             continue
         mine = out.setdefault(record["system"], {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0})
@@ -976,16 +977,18 @@ def violation_notes(records: list[dict]) -> list[str]:
         for violation in record.get("violations") or []:
             kind = "Store" if record["kind"] == "store" else "Retrieve"
             counts[f"{kind} {violation.split(' (')[0]}"] += 1
+        for violation in record.get("flush_violations") or []:  # state records: the checkpoint's Flush
+            counts[f"Flush {violation.split(' (')[0]}"] += 1
     return [f"contract violation: {what} in {n} calls" for what, n in sorted(counts.items())]
 
 
-UNMETERED_NOTE = ("reports no LLM tokens in any Store or Retrieve call, yet runs with outbound network ({why}): "
-                  "tokens a server it calls spends (or its Flush or background work: they have no usage field) are "
-                  "not counted, so token cost, TES and DRIFT-E count its storage alone (usage is self-reported)")
+UNMETERED_NOTE = ("reports no LLM tokens in any Store, Flush or Retrieve call, yet runs with outbound network "
+                  "({why}): tokens a server it calls spends (or a background thread) are not counted, so token "
+                  "cost, TES and DRIFT-E count its storage alone (usage is self-reported)")
 
 
 def unmetered_notes(system, records: list[dict]) -> list[str]:
-    """A note for a system that reports zero LLM usage in every Store and Retrieve call while its runtime
+    """A note for a system that reports zero LLM usage in every Store, Flush and Retrieve call while its runtime
     has outbound network (Docker isolation said ``outbound``, or adapter.yaml asks for it).
 
     Usage is the adapter's own report and the harness cannot meter a model it reaches over the network:
@@ -1003,7 +1006,8 @@ def unmetered_notes(system, records: list[dict]) -> list[str]:
     else:
         return []
     calls = [r for r in records if r.get("kind") in ("store", "probe") and r.get("error") is None]
-    usage = [r.get("usage") or {} for r in calls]
+    usage = [r.get("usage") or {} for r in calls] + [r.get("flush_usage") or {} for r in records
+                                                     if r.get("kind") == "state"]
     if not calls or any(int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0) for u in usage):
         return []
     return [UNMETERED_NOTE.format(why=why)]

@@ -655,8 +655,15 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
                 state: _ScenarioState) -> None:
     where = f"scenario {run.scenario}, checkpoint {line.checkpoint_id}"
     writer = run.writer
+    flushed: dict[str, dict] = {}
+    """system -> the state record's ``flush_usage`` (and ``flush_violations``), for a Flush that replied."""
     for system in run.live():
-        ready = run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        reply = run.call(system, where, "Flush", lambda s=system: s.flush(namespace, config.flush_timeout_s))
+        # A FlushOutcome (ready, usage); an in-harness system may answer a bare bool, spending nothing.
+        ready = getattr(reply, "ready", reply)
+        if reply is not None:
+            usage, violations = checked_usage(getattr(reply, "usage", None))
+            flushed[system.label] = {"flush_usage": usage, **({"flush_violations": violations} if violations else {})}
         late = flush_fault(system, ready, config.flush_timeout_s)
         if late:
             run.mark(system, where, "Flush", SystemFault(system.label, where, "Flush", "contract", late), "contract")
@@ -688,7 +695,8 @@ def _checkpoint(line: CheckpointLine, run: _Scenario, config: RunConfig, namespa
     for system in run.systems:
         base = {"system": system.label, "scenario_id": run.scenario, "repeat": run.repeat,
                 "checkpoint_id": line.checkpoint_id, "horizon": line.horizon,
-                "after_session": line.after_session, "sessions_streamed": len(state.streamed)}
+                "after_session": line.after_session, "sessions_streamed": len(state.streamed),
+                **flushed.get(system.label, {})}
         held = memory.get(system.label)
         if held is not None and held["method"] is None and state.markers and system.label not in run.failed:
             stored = run.call(system, where, "Retrieve (marker probes)",

@@ -40,9 +40,10 @@ next to its formula below, and in the README):
   probes there) is left out and the other weights renormalised (listed in
   ``measurement``); then the 0.20/0.30/0.50 horizon weights, renormalised over the
   horizons the run has checkpoints in. n/a when MVOT or Selectivity is n/a.
-- **TES (§7.7)**: TC = (W + S_eff + R) / sessions per scenario pooled, where W and R are
-  the LLM tokens the adapter reports in Store / Retrieve usage (R x Q_rate summed over
-  queries is total read tokens per session) and S_eff = n_final x sum_t S(t) / sum_t n(t)
+- **TES (§7.7)**: TC = (W + S_eff + R) / sessions per scenario pooled, where W is the LLM
+  tokens the adapter reports in Store usage and in each checkpoint's Flush usage (a memory
+  that buffers at Store and extracts at Flush pays there), R those in Retrieve usage
+  (R x Q_rate summed over queries is total read tokens per session) and S_eff = n_final x sum_t S(t) / sum_t n(t)
   over the scenario's checkpoints (Snapshot tokens S(t), sessions streamed n(t)): MVOT's C
   times the sessions, so TES and MVOT charge the same storage, what the system held when it
   answered (S_final let a memory forget just before the last Snapshot). Equal to S_final
@@ -249,9 +250,14 @@ def _states(records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Mappi
             if r.get("kind") == "state" and r.get("error") is None}
 
 
-def _usage_tokens(record: Mapping[str, Any]) -> int:
-    usage = record.get("usage") or {}
+def _usage_tokens(record: Mapping[str, Any], field: str = "usage") -> int:
+    usage = record.get(field) or {}
     return int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+
+
+def _flush_tokens(record: Mapping[str, Any]) -> int:
+    """LLM tokens of the checkpoint's Flush (a state record's ``flush_usage``): write-side, part of W."""
+    return _usage_tokens(record, "flush_usage")
 
 
 def _store_order(records: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -781,7 +787,8 @@ class _TokenColumns(NamedTuple):
 
 
 def _token_sums(boot: _Boot, tag: str, own_records) -> _TokenColumns:
-    """Per scenario: W (Store LLM tokens), R (Retrieve LLM tokens), S_eff, sessions at the end.
+    """Per scenario: W (Store LLM tokens plus each checkpoint's Flush LLM tokens, the state
+    records' ``flush_usage``), R (Retrieve LLM tokens), S_eff, sessions at the end.
 
     S_eff = n_final x sum_t S(t) / sum_t n(t) over the scenario's checkpoints t (S(t) the
     Snapshot's tokens, n(t) the sessions streamed by then): the storage per session MVOT's C
@@ -794,7 +801,12 @@ def _token_sums(boot: _Boot, tag: str, own_records) -> _TokenColumns:
     held: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     """scenario -> (after_session, sessions streamed, Snapshot tokens) per checkpoint."""
     for r in own_records:
-        if r.get("error") is not None or r["scenario_id"] not in boot.pos:
+        if r["scenario_id"] not in boot.pos:
+            continue
+        if r.get("kind") == "state":
+            # Spent even when the Snapshot after it failed (the state record's error), as Store's is.
+            boot.add(cols.written, r["scenario_id"], _flush_tokens(r))
+        if r.get("error") is not None:
             continue
         if r["kind"] == "store":
             boot.add(cols.written, r["scenario_id"], _usage_tokens(r))
@@ -827,7 +839,7 @@ def _tes(out: SuiteResult, own_records, rows, records, boot: _Boot, storage: dic
             "storage_tokens_per_session", (mine.storage, mine.sessions),
             lambda s: _div(s[mine.storage], s[mine.sessions]), n_sessions,
             "no sessions")
-        out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store/Retrieve usage "
+        out.measurement["token_cost_per_session"] = ("W and R as the adapter reports them in Store+Flush/Retrieve usage "
                                                      "(LLM tokens); S counted with tiktoken over the Snapshot at "
                                                      "every checkpoint, per session streamed (MVOT's C)")
     else:
@@ -938,7 +950,7 @@ def _token_cost_curve(own_rows, own_records, rows, records) -> list[CurvePoint]:
 
     Checkpoints of all scenarios are pooled by position (``after_session``). At position
     a: x = mean over the pooled checkpoints of W + R spent so far plus S at the
-    checkpoint (tokens); y = MVOT over the scored checkpoints at or before a, computed
+    checkpoint (tokens; W is Store's usage and that of every Flush up to and including the checkpoint's); y = MVOT over the scored checkpoints at or before a, computed
     exactly as ``mvot`` (so the last point equals it). ``mvot`` is None where undefined
     (no Snapshot, no reference, or no checkpoint yet where the amnesiac errs).
     """
@@ -949,9 +961,13 @@ def _token_cost_curve(own_rows, own_records, rows, records) -> list[CurvePoint]:
     mine, amn = _checkpoint_errors(own_rows), _checkpoint_errors(rows[AMNESIAC])
     stores = _store_order(own_records)
     read_by_cp: dict[tuple[str, str], int] = defaultdict(int)
+    flushes: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    """scenario -> (after_session, Flush tokens) of every checkpoint, failed Snapshots included."""
     for r in own_records:
         if r.get("kind") == "probe" and r.get("error") is None:
             read_by_cp[(r["scenario_id"], r["checkpoint_id"])] += _usage_tokens(r)
+        elif r.get("kind") == "state":
+            flushes[r["scenario_id"]].append((r["after_session"], _flush_tokens(r)))
     cost: dict[tuple[str, str], float] = {}
     for scenario in sorted({k[0] for k in states}):
         cps = sorted((k for k in states if k[0] == scenario), key=lambda k: states[k]["after_session"])
@@ -959,7 +975,8 @@ def _token_cost_curve(own_rows, own_records, rows, records) -> list[CurvePoint]:
         for key in cps:
             state = states[key]
             read_so_far += read_by_cp.get(key, 0)
-            written = sum(_usage_tokens(r) for r in stores.get(scenario, [])[: state["after_session"]])
+            written = (sum(_usage_tokens(r) for r in stores.get(scenario, [])[: state["after_session"]])
+                       + sum(t for a, t in flushes.get(scenario, ()) if a <= state["after_session"]))
             if state.get("storage_tokens") is None:
                 continue
             cost[key] = float(written + read_so_far + state["storage_tokens"])

@@ -1,4 +1,4 @@
-# Generated from proto/drift/v1/memory_backend.proto by grpcio-tools==1.66.2; proto sha256 be62f4c57a1340cd0f81af366faf8b1e5ff6bb839c08b5f54b470fa7b6709531. Do not edit.
+# Generated from proto/drift/v1/memory_backend.proto by grpcio-tools==1.66.2; proto sha256 8e8820445b0419e0be49f5373037fb9520f62ca4fbb353218109513ec168f8b9. Do not edit.
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -124,12 +124,14 @@ class FlushRequest(_message.Message):
     def __init__(self, namespace: _Optional[str] = ..., timeout_s: _Optional[float] = ...) -> None: ...
 
 class FlushResponse(_message.Message):
-    __slots__ = ("ready", "note")
+    __slots__ = ("ready", "note", "usage")
     READY_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     ready: bool
     note: str
-    def __init__(self, ready: bool = ..., note: _Optional[str] = ...) -> None: ...
+    usage: Usage
+    def __init__(self, ready: bool = ..., note: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class RetrieveRequest(_message.Message):
     __slots__ = ("namespace", "query", "k", "querying_entity", "now")

@@ -241,7 +241,8 @@ def test_end_to_end_through_the_process_launcher_over_grpc():
         system.reset("e2e")
         stored = system.store("e2e", s)
         assert stored.items_stored == 1 and stored.usage.get("llm_calls", 0) == 0
-        assert system.flush("e2e", 30) is True
+        flushed = system.flush("e2e", 30)
+        assert flushed.ready is True and flushed.usage.get("llm_calls", 0) == 0
         probe = Probe(probe_id="e2e-p1", asked_by="alice", query="Where does Carla live?",
                       asked_at="2026-03-10T09:00:00Z", options=["Lisbon", "Porto", "unknown"])
         out = system.retrieve("e2e", probe, 5)

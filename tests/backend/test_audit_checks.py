@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conformance.backend.checks import InProcessTarget, run_checks
-from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, Usage
+from drift_sdk import Backend, Capabilities, FlushResult, Hit, MemoryItem, StoreResult, Usage
 
 AUDITS = ("snapshot_consistent", "provenance_carried", "stored_findable", "scopes_honoured", "usage_valid")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -147,6 +147,25 @@ def test_negative_usage_fails_usage_valid_naming_the_field():
     assert audits(Honest())["usage_valid"][0] == "PASS"
     result, detail = audits(RefundsUsage())["usage_valid"]
     assert result == "FAIL" and "Store usage input_tokens is negative (-500" in detail, detail
+
+
+class RefundsAtFlush(Honest):
+    """Honest answers; Flush reports negative LLM output tokens."""
+
+    def flush(self, namespace, timeout_s):
+        return FlushResult(ready=True, usage=Usage(output_tokens=-40))
+
+
+class ExtractsAtFlush(Honest):
+    def flush(self, namespace, timeout_s):
+        return FlushResult(ready=True, usage=Usage(input_tokens=900, output_tokens=100, llm_calls=1))
+
+
+def test_negative_flush_usage_fails_usage_valid_and_flush_usage_is_counted():
+    result, detail = audits(RefundsAtFlush())["usage_valid"]
+    assert result == "FAIL" and "Flush usage output_tokens is negative (-40" in detail, detail
+    result, detail = audits(ExtractsAtFlush())["usage_valid"]
+    assert result == "PASS" and "(1000 LLM tokens reported)" in detail, detail
 
 
 class SessionSnapshot(Honest):

@@ -7,7 +7,8 @@ import pytest
 
 from conformance.backend.client import BackendCallError, BackendClient, Deadlines
 from conformance.contract.fixture import Message, Session
-from drift_sdk import Backend, Capabilities, Hit, MemoryItem, StoreResult, Usage, build_server
+from conformance.backend.systems import RemoteSystem
+from drift_sdk import Backend, Capabilities, FlushResult, Hit, MemoryItem, StoreResult, Usage, build_server
 
 T = "2026-01-01T00:00:00Z"
 
@@ -97,3 +98,48 @@ def test_non_positive_k_is_invalid(client):
     with pytest.raises(BackendCallError) as err:
         client.retrieve("n", "q", 0, "u", T)
     assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+
+class ExtractsAtFlush(Toy):
+    """Buffers at Store (no usage there) and spends its LLM tokens at Flush."""
+
+    capabilities = Capabilities(provenance=True, snapshot=True, flush_signal=True)
+
+    def flush(self, namespace, timeout_s):
+        return FlushResult(ready=True, usage=Usage(input_tokens=1200, output_tokens=300, llm_calls=2))
+
+
+def _served(backend):
+    server, port = build_server(backend)
+    server.start()
+    return server, BackendClient(f"127.0.0.1:{port}", backend.name, Deadlines())
+
+
+def test_flush_usage_crosses_the_wire_and_a_bool_flush_reports_zero():
+    for backend, ready, usage in ((ExtractsAtFlush(), True, (1200, 300, 2)), (Toy(), False, (0, 0, 0))):
+        server, c = _served(backend)
+        try:
+            c.reset("ns")
+            reply = c.flush("ns", 1.0)
+            assert reply.ready is ready
+            assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.usage.llm_calls) == usage
+            # The runner's side reads it as a FlushOutcome.
+            outcome = RemoteSystem("toy", "grpc://test", c).flush("ns", 1.0)
+            assert outcome.ready is ready and tuple(outcome.usage.values()) == usage
+        finally:
+            c.close()
+            server.stop(0)
+
+
+def test_a_flush_result_not_ready_is_not_ready():
+    class NotReady(Toy):
+        def flush(self, namespace, timeout_s):
+            return FlushResult(ready=False, usage=Usage(llm_calls=1))
+
+    server, c = _served(NotReady())
+    try:
+        reply = c.flush("ns", 1.0)
+        assert reply.ready is False and reply.usage.llm_calls == 1 and "assumed ready" in reply.note
+    finally:
+        c.close()
+        server.stop(0)

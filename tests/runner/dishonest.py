@@ -18,7 +18,7 @@ from conformance.provenance import STOPWORDS, budget_cut, carried_ids, content_w
 from conformance.runner.records import read_records
 from conformance.scoring import build_probe_rows, score_system
 from conformance.contract.answer_text import normalize_answer
-from conformance.backend.systems import RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
+from conformance.backend.systems import FlushOutcome, RetrievedHit, RetrieveOutcome, SnapshotItem, StoreOutcome
 
 
 class Overlap:
@@ -578,6 +578,30 @@ class CallsOutUnmetered(Overlap):
         outcome = super().store(namespace, session)
         return StoreOutcome(outcome.latency_ms, {"input_tokens": self.reports, "output_tokens": 0,
                                          "llm_calls": int(self.reports > 0)}, outcome.items_stored)
+
+
+class ExtractsAtFlush(Overlap):
+    """The honest memory, but its LLM work is done at Flush (sessions buffered at Store, extracted
+    at the checkpoint): Store reports no usage, each Flush ``FLUSH_USAGE``. Honest, not a cheat."""
+
+    FLUSH_USAGE = {"input_tokens": 3000, "output_tokens": 500, "llm_calls": 2}
+
+    def flush(self, namespace, timeout_s):
+        return FlushOutcome(True, dict(self.FLUSH_USAGE))
+
+
+class CallsOutMeteredAtFlush(CallsOutUnmetered):
+    """:class:`CallsOutUnmetered` that reports its LLM tokens at Flush (where it extracts)."""
+
+    def flush(self, namespace, timeout_s):
+        return FlushOutcome(True, {"input_tokens": 800, "output_tokens": 100, "llm_calls": 1})
+
+
+class RefundsAtFlush(Overlap):
+    """The honest memory, whose Flush reports negative LLM input tokens (a refund never spent)."""
+
+    def flush(self, namespace, timeout_s):
+        return FlushOutcome(True, {"input_tokens": -5000, "output_tokens": 0, "llm_calls": 0})
 
 
 def systems(*extra):

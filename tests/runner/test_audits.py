@@ -382,13 +382,60 @@ def test_negative_llm_usage_refunds_no_token_cost(tmp_path, monkeypatch):
 def test_a_networked_memory_that_reports_no_llm_usage_is_noted(tmp_path, monkeypatch):
     """Usage is self-reported: a memory with outbound network that reports no LLM tokens may spend
     them where nothing counts (a server's extraction, Flush, a background thread), so its token
-    cost and TES carry a note; one that reports its tokens, or runs without network, carries none."""
+    cost and TES carry a note; one that reports its tokens (at Store or at Flush), or runs without
+    network, carries none."""
     doc = run(tmp_path, monkeypatch, dishonest.Overlap("offline"), dishonest.CallsOutUnmetered("silent"),
-              dishonest.CallsOutUnmetered("metered", reports=120))
+              dishonest.CallsOutUnmetered("metered", reports=120), dishonest.CallsOutMeteredAtFlush("at-flush"))
     assert any("outbound network" in note and "TES" in note for note in doc.systems["silent"].notes), \
         doc.systems["silent"].notes
-    for label in ("offline", "metered"):
+    for label in ("offline", "metered", "at-flush"):
         assert not any("outbound network" in note for note in doc.systems[label].notes), doc.systems[label].notes
+
+
+def test_llm_tokens_spent_at_flush_are_written_tokens(tmp_path, monkeypatch):
+    # The red-team's hole: buffer at Store, extract at Flush, report W = 0 with nowhere else to put it.
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.ExtractsAtFlush("at-flush"))
+    states = [r for r in dishonest.records_of(doc, "at-flush") if r["kind"] == "state"]
+    assert states and all(r["flush_usage"] == dishonest.ExtractsAtFlush.FLUSH_USAGE for r in states)
+    assert all(r["flush_usage"] == {"input_tokens": 0, "output_tokens": 0, "llm_calls": 0}
+               for r in dishonest.records_of(doc, "honest") if r["kind"] == "state")
+    # By hand (DRIFT §7.7): TC = (W + S_eff + R) / N, N the sessions streamed by each scenario's end.
+    written = 3500 * len(states)
+    sessions = sum(max(r["sessions_streamed"] for r in states if r["scenario_id"] == s) for s in SCENARIOS)
+    tc_honest = value(doc, "honest", "token_cost_per_session")  # W = R = 0: S_eff / N
+    tc = tc_honest + written / sessions
+    assert value(doc, "at-flush", "token_cost_per_session") == pytest.approx(tc)
+    # Same memory, same MVOT: TES scales by TC_honest / TC; DRIFT-E = 0.55 clip(TES, 0, 1) + 0.45 LPS.
+    tes_honest, tes = value(doc, "honest", "tes"), value(doc, "honest", "tes") * tc_honest / tc
+    assert tes < tes_honest
+    assert value(doc, "at-flush", "tes") == pytest.approx(tes)
+    lps = value(doc, "honest", "lps")
+    assert value(doc, "at-flush", "lps") == pytest.approx(lps)
+    assert value(doc, "at-flush", "drift_e") == pytest.approx(0.55 * min(1.0, max(0.0, tes)) + 0.45 * lps)
+    assert value(doc, "honest", "drift_e") == pytest.approx(0.55 * min(1.0, max(0.0, tes_honest)) + 0.45 * lps)
+    # The cost curve's x at position a: mean over the checkpoints at a of the Flushes up to them.
+    curve = {p.after_session: p for p in doc.systems["at-flush"].series.token_cost_curve}
+    honest_curve = {p.after_session: p for p in doc.systems["honest"].series.token_cost_curve}
+    assert curve and curve.keys() == honest_curve.keys()
+    for a, point in curve.items():
+        here = [r for r in states if r["after_session"] == a]
+        flushed = [3500 * sum(1 for o in states if o["scenario_id"] == r["scenario_id"] and o["after_session"] <= a)
+                   for r in here]
+        assert point.cumulative_tokens == pytest.approx(honest_curve[a].cumulative_tokens
+                                                        + sum(flushed) / len(flushed), abs=2e-3), a
+    assert doc.spend["systems"]["at-flush"] == {"llm_calls": 2 * len(states), "input_tokens": 3000 * len(states),
+                                                "output_tokens": 500 * len(states)}
+    assert not any(note.startswith("contract violation") for note in doc.systems["at-flush"].notes)
+
+
+def test_negative_flush_usage_is_a_contract_violation_and_refunds_nothing(tmp_path, monkeypatch):
+    doc = run(tmp_path, monkeypatch, dishonest.Overlap("honest"), dishonest.RefundsAtFlush("refunds"))
+    for metric in ("token_cost_per_session", "tes", "drift_e"):
+        assert value(doc, "refunds", metric) == pytest.approx(value(doc, "honest", metric)), metric
+    notes = doc.systems["refunds"].notes
+    assert any(note.startswith("contract violation: Flush usage input_tokens is negative in ") for note in notes), notes
+    states = [r for r in dishonest.records_of(doc, "refunds") if r["kind"] == "state"]
+    assert states and all(r["flush_usage"]["input_tokens"] == 0 and r["flush_violations"] for r in states)
 
 
 def naive_accuracy(doc, system):
