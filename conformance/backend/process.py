@@ -265,6 +265,10 @@ class ProcessAdapter:
         return self
 
     def _died(self, what: str) -> str:
+        if self._pump is not None and self.proc is not None and self.proc.poll() is not None:
+            # Its last lines are still in the pipe when it has just died (a loaded host lost this
+            # race): the pump ends at the pipe's end, unless a helper of its holds the pipe open.
+            self._pump.join(timeout=2)
         return f"adapter {self.manifest.name} {what}; last lines of its stderr:\n" + log_tail(self.stderr_path)
 
     def _check_alive(self, when: str) -> None:

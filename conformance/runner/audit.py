@@ -586,13 +586,7 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     held = ledger.carried_sessions(label, items) if marker_held is None else set(marker_held)
     unsupported, unbacked, checked = [], [], 0
     uncited = ledger.shown_uncited.setdefault(label, set())
-    for hit in (probe_hits if marker_held is None else ()):
-        checked += 1
-        missing, bad_text = _hit_problems(hit, view, ledger)
-        if missing:
-            unsupported.append(missing[0])
-        elif bad_text:
-            unbacked.append(hit.text[:60])
+    checked += _check_hits(probe_hits if marker_held is None else [], view, ledger, unsupported, unbacked)
     outside = _uncited_words(label, items, ledger) if marker_held is None else []
     probed, found, hidden = [], [], []
     for session in sorted(asked, key=ledger.order.index):
@@ -606,13 +600,7 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
                 hidden.append(session)
         if marker_held is None:
             _ranked_unseen(owned, session, view, ledger, ledger.unseen_ranks.setdefault(label, [0, 0]))
-        for hit in (owned if marker_held is None else ()):
-            checked += 1
-            missing, bad_text = _hit_problems(hit, view, ledger)
-            if missing:
-                unsupported.append(missing[0])
-            elif bad_text:
-                unbacked.append(hit.text[:60])
+        checked += _check_hits(owned if marker_held is None else [], view, ledger, unsupported, unbacked)
     if outside:
         uncited |= _shown_by_probes(probe_hits, held | uncited, outside, ledger)
     findings = []
@@ -650,6 +638,19 @@ def audit_checkpoint(label: str, ledger: MessageLedger, items, probe_hits: list,
     if uncited:
         audit["held_uncited"] = [s for s in ledger.order if s in uncited]
     return audit
+
+
+def _check_hits(hits: list[OwnedHit], view, ledger: MessageLedger, unsupported: list, unbacked: list) -> int:
+    """Check ``hits`` against the Snapshot (:func:`_hit_problems`): the first id of each that cites
+    what the Snapshot does not hold goes to ``unsupported``, the text of each whose text it does not
+    back to ``unbacked``. Returns how many hits were checked."""
+    for hit in hits:
+        missing, bad_text = _hit_problems(hit, view, ledger)
+        if missing:
+            unsupported.append(missing[0])
+        elif bad_text:
+            unbacked.append(hit.text[:60])
+    return len(hits)
 
 
 def _ranked_unseen(owned: list[OwnedHit], session: str, view, ledger: MessageLedger, counts: list[int]) -> None:

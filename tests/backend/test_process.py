@@ -75,6 +75,27 @@ def test_crash_at_startup_shows_the_stderr_tail(tmp_path):
     assert "exited with code 3" in str(err.value) and "CANARY-STARTUP-FAILURE" in str(err.value)
 
 
+def test_the_stderr_tail_waits_for_the_last_line_still_in_the_pipe(tmp_path, monkeypatch):
+    """The runner read adapter.log as soon as the adapter was dead, while its last line was still
+    in the pipe (tests/security's hostile adapter lost it on a loaded CI host): a slow log pump
+    stands in for the load."""
+    import time
+
+    import conformance.backend.process as process
+
+    real = process._pump_redacted
+
+    def slow(pipe, path):
+        time.sleep(1.0)
+        real(pipe, path)
+
+    monkeypatch.setattr(process, "_pump_redacted", slow)
+    folder = make_adapter(tmp_path, "import sys\nprint('CANARY-LAST-WORDS', file=sys.stderr)\nraise SystemExit(4)\n")
+    with pytest.raises(AdapterStartError) as err:
+        open_system(str(folder))
+    assert "exited with code 4" in str(err.value) and "CANARY-LAST-WORDS" in str(err.value)
+
+
 def test_never_serving_times_out(tmp_path):
     folder = make_adapter(tmp_path, "import time\ntime.sleep(60)\n", timeout=2)
     with pytest.raises(AdapterStartError, match="did not bind a port within 2 s"):
