@@ -333,13 +333,17 @@ class ReferenceCompressorBackend(Backend):
         space = self._space(namespace)
         if space.index is None or space.indexed == 0 or k <= 0:
             return []
+        return self._rank(space, space.index, space.summaries[:space.indexed], query, k, querying_entity)
+
+    def _rank(self, space: _Namespace, index, summaries: list, query: str, k: int, querying_entity: str) -> list[Hit]:
+        """The top ``k`` of ``summaries`` by ``index``'s BM25 scores for ``query`` (one document per
+        summary, in order; only positive scores), as ``querying_entity`` may see them."""
         tokens = _tokenize([query])
         vocab = {i: t for t, i in tokens.vocab.items()}
         words = [vocab[i] for i in tokens.ids[0]]
         if not words:
             return []
-        scores = np.asarray(space.index.get_scores(words), dtype=float)
-        summaries = space.summaries[:space.indexed]
+        scores = np.asarray(index.get_scores(words), dtype=float)
         # Highest score first; ties: newer session, then later storage order.
         ranked = sorted(range(len(summaries)), key=lambda i: (-scores[i], _neg(summaries[i].timestamp), -i))
         hits = []

@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 
 import bm25s
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "adapters" / "reference-compressor"))
-from adapter import ReferenceCompressorBackend, _neg, _tokenize  # noqa: E402
+from adapter import ReferenceCompressorBackend, _tokenize  # noqa: E402
 
-from drift_sdk import Hit, serve  # noqa: E402
+from drift_sdk import serve  # noqa: E402
 
 
 class HiddenIndex(ReferenceCompressorBackend):
@@ -50,23 +49,8 @@ class HiddenIndex(ReferenceCompressorBackend):
         index, ids = self._hidden[namespace]
         if index is None or k <= 0:
             return []
-        tokens = _tokenize([query])
-        vocab = {i: t for t, i in tokens.vocab.items()}
-        words = [vocab[i] for i in tokens.ids[0]]
-        if not words:
-            return []
-        scores = np.asarray(index.get_scores(words), dtype=float)
-        summaries = space.summaries[:len(ids)]
-        ranked = sorted(range(len(summaries)), key=lambda i: (-scores[i], _neg(summaries[i].timestamp), -i))
-        hits = []
-        for i in ranked:
-            if scores[i] <= 0 or len(hits) == k:
-                break
-            s = self._visible(space, summaries[i], querying_entity)
-            if s is not None:
-                hits.append(Hit(text=s.text, score=round(float(scores[i]), 6), source_ids=s.source_ids,
-                                timestamp=s.timestamp))
-        return hits
+        # The reference compressor's ranking, over the hidden transcripts' index in place of its own.
+        return self._rank(space, index, space.summaries[:len(ids)], query, k, querying_entity)
 
 
 if __name__ == "__main__":
