@@ -59,7 +59,8 @@ def test_a_hit_quoting_two_messages_is_dated_by_the_newer():
 @pytest.mark.slow
 def test_citing_every_visible_message_scores_no_better_than_keyword_on_ci(tmp_path):
     out = tmp_path / "result.json"
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "--adapter", str(REPO / "bench/attacks/cite_visible"),
+    attack = str(REPO / "bench" / "attacks" / "cite_visible")
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "--adapter", attack,
                            "--adapter", "keyword", "--split", "ci", "--baseline-system", "keyword", "--out", str(out),
                            "--records-dir", str(tmp_path / "runs"), "--quiet"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=900)
