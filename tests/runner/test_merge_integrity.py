@@ -25,11 +25,12 @@ from click.testing import CliRunner
 from conformance.cli.main import main
 from conformance.runner import code_identity
 from conformance.runner.code_identity import folder_sha256, suite_sha256
+from conformance.runner.job import git_commit
 from conformance.runner.merge import MergeError, merge_shards
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("cod-short-001", "crw-short-002")
-OPTIONS = ("--adapter", "keyword", *[a for s in SCENARIOS for a in ("--scenario", s)], "--bootstrap", "50",
+OPTIONS = ("--adapter", "keyword", *[a for s in SCENARIOS for a in ("--scenario", s)], "--bootstrap", "100",
            "--records-dir", "runs", "--quiet")
 
 
@@ -101,6 +102,7 @@ def test_records_edited_after_the_run_are_refused(shards):
 def test_unchanged_shards_merge_and_each_shard_s_code_is_named(shards):
     doc = merged(shards, "s1.json", "s2.json")
     assert doc.complete and doc.receipt.config["code"]["suite_sha256"] == suite_sha256()
+    assert doc.receipt.git_commit == git_commit()  # the merging checkout's: it re-scored
     assert [m["code"]["suite_sha256"] for m in doc.receipt.config["merged_from"]] == [suite_sha256()] * 2
 
 
