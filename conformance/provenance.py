@@ -37,8 +37,8 @@ from functools import lru_cache, wraps
 import snowballstemmer
 
 __all__ = ["BACKED_SHARE", "WHOLE", "MIN_SHARED", "MESSAGE_SHARE", "HIT_SHARE", "STOPWORDS", "content_terms",
-           "content_words", "carries", "budget_cut", "carried_ids", "snapshot_backing", "text_size", "words_and_size",
-           "word_pairs", "backing_problems"]
+           "content_words", "carries", "budget_cut", "carried_ids",
+           "accounting_ids", "snapshot_backing", "text_size", "words_and_size", "word_pairs", "backing_problems"]
 
 BACKED_SHARE = 0.8
 """Share of a hit's content words, of its neighbouring word pairs and of its size that the
@@ -189,6 +189,30 @@ def carried_ids(hit_words: frozenset[str], source_ids: Iterable[str], words_of: 
             out.add(message_id)
             spent |= fresh
     return [m for m in cited if m in out]
+
+
+def accounting_ids(hit_words: frozenset[str], carried: Iterable[str], words_of: Mapping[str, frozenset[str]]
+                   ) -> list[str]:
+    """Of the messages a hit carries (:func:`carried_ids`), those its words come from: what dates it.
+
+    A cover, greedy: repeatedly the carried message holding most of the hit's words not yet
+    accounted for (ties: fewer words of its own outside the hit, then citation order), until no
+    carried message holds one more. A message whose shared words an earlier one already holds is
+    left out: a verbatim hit carries, by shared words, a short later message it repeats words of,
+    and citing that message beside its own must not date it later (``bench/attacks/cite_visible``).
+    An extractive hit quoting two messages keeps both (each holds words the other does not).
+    Returned in citation order.
+    """
+    pool = list(dict.fromkeys(carried))
+    left, chosen = set(hit_words), set()
+    while pool:
+        best = max(range(len(pool)), key=lambda i: (len(words_of[pool[i]] & left),
+                                                    -len(words_of[pool[i]] - hit_words), -i))
+        if not words_of[pool[best]] & left:
+            break
+        left -= words_of[pool[best]]
+        chosen.add(pool.pop(best))
+    return [m for m in dict.fromkeys(carried) if m in chosen]
 
 
 def backing_problems(source_ids: Iterable[str], text: str, view: tuple[Mapping[str, set], Mapping[str, float],

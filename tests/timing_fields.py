@@ -29,9 +29,10 @@ RUN_RECEIPT_FIELDS = frozenset({"started_at", "finished_at", "git_commit", "isol
 """Receipt fields that name this run, this checkout or this host's processes."""
 
 RUN_CONFIG_FIELDS = frozenset({"run_id", "records", "records_sha256", "host", "fixtures_dir", "gold_dir",
-                               "merged_from"})
+                               "merged_from", "code"})
 """Keys of ``receipt.config`` that name this run, its paths or its host (``merged_from``: a
-merged run's shards, each by its result, run id, records, host and times)."""
+merged run's shards, each by its result, run id, records, host and times; ``code``: this
+checkout's content hashes and state)."""
 
 RUN_SYSTEM_FIELDS = frozenset({"isolation"})
 """Keys of a system's result that describe its process (pid, virtualenv path, cgroup limits)."""

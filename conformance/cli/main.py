@@ -72,6 +72,9 @@ class _ShardType(click.ParamType):
               help="Run only scenarios whose trajectory ends in this horizon (repeatable).")
 @click.option("--split", multiple=True, metavar="NAME", help="Run only scenarios of this split, e.g. ci.")
 @click.option("--include-holdout", is_flag=True, help="Also score holdout scenarios (published runs; never the CI gate).")
+@click.option("--allow-dirty", is_flag=True,
+              help="Let a published run (--include-holdout, --sealed-holdout) run from a checkout with uncommitted "
+                   "code changes (refused by default; receipt.config.code records the tree's state either way).")
 @click.option("--k", default=10, show_default=True, type=click.IntRange(1, 1000), help="Hits per Retrieve.")
 @click.option("--budget", "budget", default=1200, show_default=True, type=click.IntRange(1),
               help="Context budget in tokens.")
@@ -236,6 +239,13 @@ def _refuse_contradictions(o: SimpleNamespace) -> None:
     if o.sealed_holdout and gating:
         raise Failure("--sealed-holdout is for published runs; the CI gate (--compare, --update-baseline) "
                       "never uses holdout scenarios")
+    if (o.include_holdout or o.sealed_holdout) and not o.allow_dirty:
+        from conformance.runner import code_identity
+
+        if code_identity.tree_dirty():
+            raise Failure("the checkout has uncommitted changes to the suite or adapter code (`git status -- "
+                          + " ".join(code_identity.CODE_PATHS) + "`): a published run (holdout included) must be "
+                          "repeatable from its commit; commit them, or pass --allow-dirty (nothing was run)")
     from conformance.backend.systems import plan_adapter
 
     for spec in o.adapter:

@@ -18,13 +18,17 @@ from conformance.cli.common import Command, Failure, corpus_folders, err
 @click.option("--fixtures", "fixtures", type=click.Path(file_okay=False, path_type=Path),
               help="The shards' fixture folder (default: the one their receipt names, else the committed corpus).")
 @click.option("--gold", "gold", type=click.Path(file_okay=False, path_type=Path), help="Its gold folder.")
+@click.option("--allow-other-code", is_flag=True,
+              help="Re-score shards that ran other suite code than this one (refused by default; the receipt "
+                   "names both).")
 @click.option("--json", "as_json", is_flag=True, help="Print the merged result.json to stdout instead of the table.")
 @click.option("--wide", is_flag=True, help="Print every table in full.")
 @click.option("-q", "--quiet", is_flag=True, help="No log lines.")
-def merge_cmd(results, out, records_dir, fixtures, gold, as_json, wide, quiet):
+def merge_cmd(results, out, records_dir, fixtures, gold, allow_other_code, as_json, wide, quiet):
     """Rebuild one run's result from the results of its shards (`--shard I/N`), re-scored from
     their records: every interval as the unsharded run gives it. Refuses shards of different
-    runs (options, corpus, seed, code), a shard given twice, and names missing shards.
+    runs (options, corpus, seed, code), a shard given twice, records changed since their shard
+    ran (records_sha256), shards run by other code than this, and names missing shards.
 
     \b
     drift-conformance --adapter keyword --split ci --shard 1/2 --out s1.json
@@ -36,7 +40,8 @@ def merge_cmd(results, out, records_dir, fixtures, gold, as_json, wide, quiet):
 
     folders = corpus_folders(fixtures, gold) if fixtures is not None or gold is not None else None
     log = (lambda msg: None) if quiet else (lambda msg: err.print(msg, style="dim", markup=False, highlight=False))
-    doc = merge_shards(list(results), records_dir=records_dir, folders=folders, records_dirs=(records_dir,), log=log)
+    doc = merge_shards(list(results), records_dir=records_dir, folders=folders, records_dirs=(records_dir,),
+                       allow_other_code=allow_other_code, log=log)
     _publish(doc, out, as_json, wide)
     if not doc.complete:
         raise Failure(f"the merged run is incomplete: {len(doc.errors)} errors (see `errors` in {out})")

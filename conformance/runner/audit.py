@@ -5,8 +5,9 @@ Three checks, all on the harness side and none visible to the adapter as a test:
 - **Carried provenance and runner-owned time** (:class:`MessageLedger`, :meth:`MessageLedger.own`):
   each hit's citations are kept only for the messages its text carries
   (:mod:`conformance.provenance`), and the hit is dated by the runner's own record of them
-  (the newest carried message; a citation of a session whose text the hit carries takes the
-  session's time). The adapter's timestamp is recorded (``adapter_timestamp``), not used.
+  (the newest of the carried messages its words come from, ``accounting_ids``; a citation of a
+  session whose text the hit carries takes the session's time). The adapter's timestamp is
+  recorded (``adapter_timestamp``), not used.
 - **Memory-state audit** (:func:`audit_checkpoint`): at each checkpoint every hit's source ids
   must be among the Snapshot's, and its text backed by the Snapshot items citing those sources.
   Besides, one shared message per stored session, picked by the runner with an RNG seeded by the
@@ -46,9 +47,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from conformance.contract.fixture import Probe
-from conformance.provenance import (BACKED_SHARE, MESSAGE_SHARE, STOPWORDS, backing_problems, budget_cut, carried_ids,
-                                    carries, content_terms, content_words, snapshot_backing, word_pairs,
-                                    words_and_size)
+from conformance.provenance import (BACKED_SHARE, MESSAGE_SHARE, STOPWORDS, accounting_ids, backing_problems,
+                                    budget_cut, carried_ids, carries, content_terms, content_words, snapshot_backing,
+                                    word_pairs, words_and_size)
 
 __all__ = ["MessageLedger", "OwnedHit", "AuditSentence", "audit_checkpoint", "phrase_like", "apply_state_audit",
            "audit_reasons", "provenance_findings",
@@ -93,7 +94,7 @@ class OwnedHit:
     score: float
     source_ids: tuple[str, ...]
     timestamp: str
-    """The runner's time (RFC 3339) of the newest message the hit carries; "" when it carries none."""
+    """The runner's time (RFC 3339) of the newest carried message its words come from; "" when it carries none."""
     carried: tuple[str, ...]
     """Message ids the hit's text carries (within its first ``budget_tokens`` tokens)."""
     adapter_timestamp: str
@@ -230,8 +231,8 @@ class MessageLedger:
         for hit in hits:
             words = content_words(budget_cut(hit.text, budget_tokens, encoding))
             carried = tuple(carried_ids(words, hit.source_ids, self.words_of, self.messages_of))
-            out.append(OwnedHit(hit.text, hit.score, tuple(hit.source_ids), self._time(hit.source_ids, carried),
-                                carried, hit.timestamp, words))
+            when = self._time(hit.source_ids, tuple(accounting_ids(words, carried, self.words_of)))
+            out.append(OwnedHit(hit.text, hit.score, tuple(hit.source_ids), when, carried, hit.timestamp, words))
         return out
 
     def _time(self, source_ids: Iterable[str], carried: tuple[str, ...]) -> str:

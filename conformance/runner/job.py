@@ -33,6 +33,7 @@ from conformance.contract.corpus import (
 )
 from conformance.contract.result import Receipt, ResultDocument, SystemResult
 from conformance.contract.shards import split
+from conformance.runner.code_identity import adapter_folders, code_identity
 from conformance.runner.formats import schema_versions
 from conformance.gate.cells import gate_view
 from conformance.paths import data_root
@@ -718,7 +719,8 @@ def _receipt_config(plan: Plan, graded: Graded) -> dict:
            "amnesiac": AMNESIAC, "concurrency": r.concurrency, "fresh_process": plan.fresh_process,
            "resumed": r.resume, "host": host(), "fixtures_dir": str(r.fixtures_dir), "gold_dir": str(r.gold_dir),
            "run_id": r.run_id, "records": str(plan.records_path.resolve()),
-           "records_sha256": file_sha256(plan.records_path)[0]}
+           "records_sha256": file_sha256(plan.records_path)[0],
+           "code": code_identity(adapter_folders(plan.specs), git_commit())}
     if graded.grading is not None:
         out["grades_sha256"] = file_sha256(plan.records_path.parent / GRADES_FILE)[0]
     out["sealed_holdout"] = r.sealed_holdout

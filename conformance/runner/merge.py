@@ -3,7 +3,10 @@
 Averaging shard results cannot give the run's intervals: the cluster bootstrap resamples
 scenarios of the whole selection jointly. So the merge re-scores. It checks that the
 shards belong to one run (same options, audit-salt commitment, corpus, seed, code), that
-every shard of 1..N is there once and holds exactly the scenarios the split gives it, writes
+every shard of 1..N is there once and holds exactly the scenarios the split gives it, that
+each shard's records hash to its receipt's ``records_sha256``, and that the shards' code
+(``receipt.config.code``: content hashes, :mod:`conformance.runner.code_identity`) is the code
+that merges (else refused unless ``allow_other_code``, and then the merged receipt names both), writes
 the shards' records into one run folder in the order the unsharded run writes them (pass by
 pass, scenario by scenario in selection order; each scenario's records as its shard wrote
 them), and scores that folder with the job's own stages (:func:`conformance.runner.job.grade`, ``score``,
@@ -22,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import paths
-from conformance.contract.corpus import Selection, fixtures_hash, gold_hash
+from conformance.contract.corpus import Selection, file_sha256, fixtures_hash, gold_hash
 from conformance.contract.result import ResultDocument
 from conformance.contract.shards import Shard, ShardSpecError, shard_scenarios
 from conformance.errors import DriftError
 from conformance.runner.budget_gate import BudgetGate
+from conformance.runner.code_identity import suite_sha256
 from conformance.runner.job import (Plan, Streamed, grade, load_known_bad, new_run_id, prepare, result_document,
                                     score, write_verdicts)
 from conformance.runner.records import RecordWriter, RunLock, iter_records
@@ -38,9 +42,10 @@ from conformance.scoring.drift import REFERENCE
 __all__ = ["MergeError", "ShardResult", "load_shard", "merge_shards"]
 
 PER_SHARD_CONFIG = frozenset({"run_id", "records", "records_sha256", "host", "fixtures_dir", "gold_dir", "shard",
-                              "resumed", "executor"})
+                              "resumed", "executor", "code"})
 """``receipt.config`` keys that may differ between the shards of one run (they name each
-shard's run, paths and host); every other key must be equal."""
+shard's run, paths and host; ``code`` is compared by its hashes, not its tree state); every
+other key must be equal."""
 
 
 class MergeError(DriftError, ValueError):
@@ -127,7 +132,8 @@ def _facts(shard: ShardResult) -> dict:
            "shard count": shard.shard.count, "shard.selection_hash": shard.block.get("selection_hash"),
            "shard.selection_scenarios": shard.block.get("selection_scenarios"),
            # One salt for the whole run: shards drawn with different salts audited on different draws.
-           "audit_salt": receipt.get("audit_salt")}
+           "audit_salt": receipt.get("audit_salt"), "code.suite_sha256": _code(shard).get("suite_sha256"),
+           "code.adapters": _code(shard).get("adapters")}
     config = receipt.get("config", {})
     out.update({f"config.{k}": v for k, v in config.items() if k not in PER_SHARD_CONFIG})
     return out
@@ -188,6 +194,46 @@ def check_finished(shards: list[ShardResult]) -> None:
                     raise MergeError(f"{s.path}: shard {s.shard} did not finish scenario {scenario} (pass {repeat}); "
                                      f"continue it with --resume {s.doc['receipt']['config'].get('run_id')} and "
                                      f"--shard {s.shard}, then merge")
+
+
+def _code(shard: ShardResult) -> dict:
+    """The shard's ``receipt.config.code`` ({} from a suite that did not record it)."""
+    code = shard.doc["receipt"]["config"].get("code")
+    return code if isinstance(code, dict) else {}
+
+
+def check_records(shards: list[ShardResult]) -> None:
+    """Refuse a shard whose records file is not the one its result was scored from.
+
+    Raises:
+        MergeError: naming the result, the records file and both hashes.
+    """
+    for s in shards:
+        want = s.doc["receipt"]["config"].get("records_sha256")
+        got = file_sha256(s.records)[0]
+        if got != want:
+            raise MergeError(f"{s.path}: its records {s.records} hash to {got[:16]}..., where its receipt's "
+                             f"records_sha256 is {str(want)[:16]}...: the records changed after the shard ran; "
+                             "merge only the records each shard wrote")
+
+
+def check_code(shards: list[ShardResult], allow_other_code: bool) -> str | None:
+    """None when the shards ran the code that merges (same suite hash); else the note the merged
+    receipt carries, when ``allow_other_code``.
+
+    Raises:
+        MergeError: other code and not ``allow_other_code`` (both hashes named).
+    """
+    theirs, mine = _code(shards[0]).get("suite_sha256"), suite_sha256()
+    if theirs == mine:
+        return None
+    shown = f"{theirs[:16]}..." if isinstance(theirs, str) else "none recorded"
+    if not allow_other_code:
+        raise MergeError(f"the shards ran other code (suite code SHA-256 {shown}) than this merge "
+                         f"({mine[:16]}...), which re-scores their records with its own: merge with the shards' code, "
+                         "or pass --allow-other-code to re-score with this code (the receipt then names both)")
+    return (f"merged by other code than its shards (suite code SHA-256 {mine[:16]}..., the shards' {shown}): "
+            "their records were re-scored with this code (--allow-other-code)")
 
 
 def _short(value) -> str:
@@ -318,23 +364,27 @@ def _write_records(plan: Plan, shards: list[ShardResult]) -> None:
 
 
 def merge_shards(paths: list[Path], *, records_dir: Path, folders: tuple[Path, Path] | None = None,
-                 records_dirs: tuple[Path, ...] = (), run_id: str | None = None,
+                 records_dirs: tuple[Path, ...] = (), run_id: str | None = None, allow_other_code: bool = False,
                  log: Callable[[str], None] = lambda m: None) -> ResultDocument:
     """The result of the run that ``paths`` (its shards' ``result.json``) split, re-scored from
     their records (module docstring). The merged records go to ``<records_dir>/<new run id>/``.
 
     ``folders``: (fixtures, gold) of the shards' corpus; None: the folders their receipt names.
-    ``run_id``: the merged run's id (default: a new one).
-    ``receipt.config.merged_from`` lists each shard (result, run id, records, host, times);
+    ``run_id``: the merged run's id (default: a new one). ``allow_other_code``: re-score shards
+    that ran other suite code than this (:func:`check_code`).
+    ``receipt.config.merged_from`` lists each shard (result, run id, records, host, times, code);
     ``started_at`` / ``finished_at`` span the shards.
 
     Raises:
-        MergeError: see :func:`load_shard`, :func:`check_one_run`, :func:`check_finished`, :func:`_request`.
+        MergeError: see :func:`load_shard`, :func:`check_one_run`, :func:`check_finished`,
+            :func:`check_records`, :func:`check_code`, :func:`_request`.
         And what :func:`conformance.runner.job.prepare` raises for the corpus.
     """
     shards = sorted((load_shard(p, records_dirs) for p in paths), key=lambda s: s.shard)
     check_one_run(shards)
     check_finished(shards)
+    check_records(shards)
+    other_code = check_code(shards, allow_other_code)
     request = _request(shards[0], folders, records_dir)
     if run_id is not None:
         request = request.model_copy(update={"run_id": run_id})
@@ -352,21 +402,23 @@ def merge_shards(paths: list[Path], *, records_dir: Path, folders: tuple[Path, P
         write_verdicts(plan.records_path, scoring, graded.gold)
         receipts = [s.doc["receipt"] for s in shards]
         doc = result_document(plan, streamed, graded, results, scoring, min(r["started_at"] for r in receipts))
-    return _shards_receipt(doc, shards)
+    return _shards_receipt(doc, shards, other_code)
 
 
-def _shards_receipt(doc: ResultDocument, shards: list[ShardResult]) -> ResultDocument:
-    """The merged receipt: the shards' code, versions, hosts and time span, and each shard named."""
+def _shards_receipt(doc: ResultDocument, shards: list[ShardResult], other_code: str | None) -> ResultDocument:
+    """The merged receipt: the shards' versions, hosts and time span, each shard named with its
+    code; the git commit and ``config.code`` are the merging code's (it re-scored)."""
     receipts = [s.doc["receipt"] for s in shards]
     config = dict(doc.receipt.config)
     hosts = [r["config"].get("host") for r in receipts]
     config["host"] = hosts[0] if all(h == hosts[0] for h in hosts) else {str(s.shard): h for s, h in zip(shards, hosts)}
     config["merged_from"] = [{"shard": str(s.shard), "result": str(s.path), "run_id": r["config"].get("run_id"),
                               "records": str(s.records), "host": r["config"].get("host"),
-                              "started_at": r["started_at"], "finished_at": r["finished_at"],
+                              "started_at": r["started_at"], "finished_at": r["finished_at"], "code": _code(s),
                               **({"executor": r["config"]["executor"]} if "executor" in r["config"] else {})}
                              for s, r in zip(shards, receipts)]
     receipt = doc.receipt.model_copy(update={
-        "config": config, "git_commit": receipts[0].get("git_commit"), "versions": receipts[0].get("versions", {}),
-        "finished_at": max(r["finished_at"] for r in receipts)})
+        "config": config, "versions": receipts[0].get("versions", {}),
+        "finished_at": max(r["finished_at"] for r in receipts),
+        "notes": [*doc.receipt.notes, *([other_code] if other_code else [])]})
     return doc.model_copy(update={"receipt": receipt})

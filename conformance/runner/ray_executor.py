@@ -22,6 +22,13 @@ so the result is the unsharded run's in every metric not derived from measured t
   into place), so a shard whose ``result.json`` is there is finished.
 - **Resume.** ``--resume RUN_ID --executor ray`` reuses every finished shard of that folder
   and runs the others (the unit of resume is the shard: a shard cut off mid-way reruns whole).
+- **Retries.** Tasks are submitted with ``max_retries=0`` (Ray would rerun a task whose worker
+  died on another node and say nothing): the driver reruns a shard whose attempt died by a
+  system failure (a killed worker, a lost node; not the shard's own error), up to
+  :data:`MAX_ATTEMPTS` attempts. Each attempt reports its node and temporary folder when it
+  starts (:class:`Attempts`, an actor); a failed one is logged and recorded in the shard's
+  receipt (``config.executor.ray.retries``: attempt, node, host, cause, temp folder, whether it
+  was removed), and its folder is removed by a task pinned to that node when it is still alive.
 """
 
 from __future__ import annotations
@@ -53,6 +60,25 @@ DRIFT_HOST = {"cpus": 8.0, "memory_gb": 32.0}
 """DRIFT's reference host per system (DRIFT §7.8): what an adapter without ``resources`` asks for."""
 
 SHARDS_FOLDER = "shards"
+
+MAX_ATTEMPTS = 4
+"""Attempts per shard whose worker dies (Ray's own default for tasks is 3 retries)."""
+
+TEMP_PREFIX = "drift-shard-"
+
+
+class Attempts:
+    """A Ray actor (zero CPUs) where each shard attempt says, as it starts, where it runs: the
+    driver cannot learn a silently killed task's node or folder otherwise."""
+
+    def __init__(self):
+        self.where: dict[tuple[str, int], dict] = {}
+
+    def began(self, shard: str, attempt: int, place: dict) -> None:
+        self.where[(shard, attempt)] = place
+
+    def place(self, shard: str, attempt: int) -> dict | None:
+        return self.where.get((shard, attempt))
 
 
 class RayUnavailable(JobError):
@@ -101,13 +127,17 @@ def _node_corpus(request: RunRequest, want: str) -> tuple[Path, Path]:
                    "on every node")
 
 
-def shard_task(request: RunRequest, want_hash: str) -> dict:
+def shard_task(request: RunRequest, want_hash: str, attempts=None, attempt: int = 1) -> dict:
     """One shard on a Ray worker: ``{"result": result.json text, "records": gzip of
     records.jsonl, "node": {"node_id", "host"}}``. Runs in the worker's process; adapters
-    start on this node."""
+    start on this node. ``attempts``: the :class:`Attempts` actor told where this attempt runs."""
     import ray
 
-    work = Path(tempfile.mkdtemp(prefix="drift-shard-"))
+    work = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    if attempts is not None:
+        place = {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
+                 "temp_folder": str(work)}
+        ray.get(attempts.began.remote(str(request.shard), attempt, place))
     try:
         fixtures_dir, gold_dir = _node_corpus(request, want_hash)
         mine = request.model_copy(update={"fixtures_dir": fixtures_dir, "gold_dir": gold_dir,
@@ -134,11 +164,12 @@ def _finished(out: Path, shard: Shard) -> Path | None:
     return path if (block.get("index"), block.get("count")) == (shard.index, shard.count) else None
 
 
-def _keep(out: Path, shard: Shard, returned: dict) -> Path:
-    """Write what a shard task returned; ``result.json`` last, renamed into place."""
+def _keep(out: Path, shard: Shard, returned: dict, retries: list[dict]) -> Path:
+    """Write what a shard task returned (``retries``: its failed attempts); ``result.json``
+    last, renamed into place."""
     folder = _shard_dir(out, shard)
     doc = json.loads(returned["result"])
-    doc["receipt"]["config"]["executor"] = {"ray": returned["node"]}
+    doc["receipt"]["config"]["executor"] = {"ray": {**returned["node"], **({"retries": retries} if retries else {})}}
     run_id = doc["receipt"]["config"]["run_id"]
     records = folder / run_id / "records.jsonl"
     records.parent.mkdir(parents=True, exist_ok=True)
@@ -233,34 +264,43 @@ def run_on_ray(request: RunRequest, *, shards: int | None = None, address: str |
 
 def _run_shards(request: RunRequest, ray, run_id: str, count: int, out: Path, log) -> list[Path]:
     """Every shard's ``result.json`` in ``out``: finished ones kept (``--resume``), the others
-    run as Ray tasks, written as each returns."""
+    run as Ray tasks, written as each returns; an attempt killed by a system failure is rerun
+    (module docstring, Retries)."""
     every = [Shard(i, count) for i in range(1, count + 1)]
     kept = {s: _finished(out, s) for s in every} if request.resume else {}
     kept = {s: p for s, p in kept.items() if p is not None}
     if kept:
         log(f"resuming run {run_id}: shards {', '.join(str(s) for s in kept)} already finished")
-    want = resources = clamp(shard_resources(request), ray.nodes())
-    log(f"{count - len(kept)} shards as Ray tasks, each asking {want['num_cpus']:g} CPUs and "
-        f"{(want['memory'] or 0) / 2**30:.1f} GB")
+    resources = clamp(shard_resources(request), ray.nodes())
+    log(f"{count - len(kept)} shards as Ray tasks, each asking {resources['num_cpus']:g} CPUs and "
+        f"{(resources['memory'] or 0) / 2**30:.1f} GB")
     task = ray.remote(shard_task)
-    pending = {}
+    attempts = ray.remote(Attempts).options(num_cpus=0).remote()
+    options = {**{k: v for k, v in resources.items() if v is not None}, "max_retries": 0}
     corpus = fixtures_hash(request.fixtures_dir, request.gold_dir)
-    for shard in every:
-        if shard not in kept:
-            mine = request.model_copy(update={"shard": shard, "run_id": f"{run_id}-{shard.index}of{count}",
-                                              "resume": False})
-            options = {k: v for k, v in resources.items() if v is not None}
-            pending[task.options(**options).remote(mine, corpus)] = shard
+    jobs = {s: request.model_copy(update={"shard": s, "run_id": f"{run_id}-{s.index}of{count}", "resume": False})
+            for s in every if s not in kept}
+
+    def submit(shard: Shard, attempt: int):
+        return task.options(**options).remote(jobs[shard], corpus, attempts, attempt)
+
+    pending = {submit(s, 1): (s, 1) for s in jobs}
+    retries: dict[Shard, list[dict]] = {s: [] for s in jobs}
     try:
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)
-            shard = pending.pop(ref)
+            shard, attempt = pending.pop(ref)
             try:
                 returned = ray.get(ref)
             except Exception as exc:  # noqa: BLE001 - a RayTaskError wraps the shard's own error
-                raise JobError(f"shard {shard} failed on its node: {_cause(exc)}; finished shards are kept in {out}: "
-                               f"continue with --resume {run_id} --executor ray (and the same options)") from None
-            kept[shard] = _keep(out, shard, returned)
+                if not _system_failure(ray, exc):
+                    raise JobError(_shard_failed(shard, attempt, exc, out, run_id)) from None
+                retries[shard].append(_failed_attempt(ray, attempts, shard, attempt, exc, log))
+                if attempt >= MAX_ATTEMPTS:
+                    raise JobError(_shard_failed(shard, attempt, exc, out, run_id)) from None
+                pending[submit(shard, attempt + 1)] = (shard, attempt + 1)
+                continue
+            kept[shard] = _keep(out, shard, returned, retries[shard])
             log(f"shard {shard} done on {returned['node']['host']} (node {returned['node']['node_id'][:12]})")
     except KeyboardInterrupt:
         for ref in pending:
@@ -268,6 +308,57 @@ def _run_shards(request: RunRequest, ray, run_id: str, count: int, out: Path, lo
         raise JobInterrupted(f"interrupted; finished shards are kept in {out}: continue with --resume {run_id} "
                              "--executor ray (and the same options)") from None
     return [kept[s] for s in every]
+
+
+def _system_failure(ray, exc: Exception) -> bool:
+    """A worker or node lost (Ray's ``WorkerCrashedError``, ``NodeDiedError``, ...), not the shard's own error."""
+    return not isinstance(exc, ray.exceptions.RayTaskError)
+
+
+def _shard_failed(shard: Shard, attempt: int, exc: Exception, out: Path, run_id: str) -> str:
+    after = f" (after {attempt} attempts, each killed)" if attempt > 1 else ""
+    return (f"shard {shard} failed on its node{after}: {_cause(exc)}; finished shards are kept in {out}: "
+            f"continue with --resume {run_id} --executor ray (and the same options)")
+
+
+def _failed_attempt(ray, attempts, shard: Shard, attempt: int, exc: Exception, log) -> dict:
+    """The record of one attempt lost to a system failure (where it ran, why, its temp folder
+    removed or not), logged."""
+    try:
+        place = ray.get(attempts.place.remote(str(shard), attempt), timeout=60) or {}
+    except Exception:  # noqa: BLE001 - the actor lost with its node: where it ran is unknown
+        place = {}
+    removed = _remove_on(ray, place.get("node_id"), place.get("temp_folder"))
+    record = {"attempt": attempt, "node_id": place.get("node_id"), "host": place.get("host"), "cause": _cause(exc),
+              "temp_folder": place.get("temp_folder"), "temp_folder_removed": removed}
+    again = "; running it again" if attempt < MAX_ATTEMPTS else ""
+    log(f"shard {shard}: attempt {attempt} on {place.get('host') or 'an unknown node'} "
+        f"(node {str(place.get('node_id'))[:12]}) died: {record['cause']}{again}"
+        + ("" if removed else f"; its temp folder {place.get('temp_folder')} was not removed (node gone)"))
+    return record
+
+
+def _remove(folder: str) -> bool:
+    """Remove a shard attempt's temporary folder (only one this executor made)."""
+    path = Path(folder)
+    if not path.name.startswith(TEMP_PREFIX) or Path(tempfile.gettempdir()).resolve() != path.parent.resolve():
+        return False
+    shutil.rmtree(path, ignore_errors=True)
+    return not path.exists()
+
+
+def _remove_on(ray, node_id: str | None, folder: str | None) -> bool:
+    """Remove ``folder`` on node ``node_id`` by a task pinned there; False when the node is gone or unknown."""
+    if not node_id or not folder or not any(n.get("Alive") and n.get("NodeID") == node_id for n in ray.nodes()):
+        return False
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    pinned = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+    try:
+        return bool(ray.get(ray.remote(_remove).options(scheduling_strategy=pinned, num_cpus=0).remote(folder),
+                            timeout=120))
+    except Exception:  # noqa: BLE001 - the node went while it ran
+        return False
 
 
 def _cause(exc: Exception) -> str:

@@ -71,8 +71,10 @@ def cli(*args, cwd, env_secret=SECRET):
 
 
 def test_sealed_run_records_only_the_seed_hash(tmp_path):
+    # --allow-dirty: this test runs from a checkout with edits too (tests/runner/test_merge_integrity.py
+    # checks the refusal).
     proc = cli("--adapter", "keyword", "--scenario", "ua-short-005", "--sealed-holdout", "--out", "result.json",
-               "--records-dir", "runs", "--bootstrap", "200", cwd=tmp_path)
+               "--records-dir", "runs", "--bootstrap", "200", "--allow-dirty", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "result.json").read_text())
     receipt = doc["receipt"]
@@ -93,7 +95,7 @@ def test_sealed_run_records_only_the_seed_hash(tmp_path):
 def test_sealed_holdout_never_feeds_the_gate(tmp_path):
     proc = cli("--adapter", "keyword", "--sealed-holdout", "--update-baseline", "--quiet", cwd=tmp_path)
     assert proc.returncode == 2 and "never uses holdout" in proc.stderr
-    proc = cli("--adapter", "keyword", "--sealed-holdout", "--quiet", cwd=tmp_path, env_secret="")
+    proc = cli("--adapter", "keyword", "--sealed-holdout", "--allow-dirty", "--quiet", cwd=tmp_path, env_secret="")
     assert proc.returncode == 2 and "DRIFT_HOLDOUT_SEED" in proc.stderr
 
 
