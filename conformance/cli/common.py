@@ -20,6 +20,7 @@ import traceback
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -48,14 +49,10 @@ COMMANDS = {
 }
 
 
-def escape(text: str) -> str:
-    """``text`` with rich markup neutralised (an adapter's message may hold brackets)."""
-    return text.replace("[", r"\[")
-
-
 class Failure(click.ClickException):
-    """An error the CLI reports as ``error: MESSAGE`` (redacted, rich markup) and exits with
-    ``exit_code`` (2 unless given)."""
+    """An error the CLI reports as ``error: MESSAGE`` (redacted, printed literally: the message may
+    quote an adapter's name, fault or stderr, whose brackets rich would read as markup) and exits
+    with ``exit_code`` (2 unless given)."""
 
     exit_code = EXIT_ERROR
 
@@ -67,7 +64,7 @@ class Failure(click.ClickException):
     def show(self, file=None) -> None:
         from conformance.secrets import redact
 
-        err.print(f"[bold red]error:[/bold red] {redact(self.message)}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/bold red] {escape(redact(self.message))}", highlight=False, soft_wrap=True)
 
 
 def _terminate(signum, frame):
@@ -92,7 +89,7 @@ def guarded(invoke, ctx: click.Context):
     except (click.exceptions.Exit, click.ClickException, click.Abort):
         raise
     except (DriftError, FileNotFoundError) as exc:
-        raise Failure(escape(str(exc)), getattr(exc, "exit_code", EXIT_ERROR)) from None
+        raise Failure(str(exc), getattr(exc, "exit_code", EXIT_ERROR)) from None
     except KeyboardInterrupt:
         raise Failure("interrupted; adapters stopped", EXIT_INTERRUPTED) from None
     except Exception as exc:
@@ -101,7 +98,7 @@ def guarded(invoke, ctx: click.Context):
         first = next(iter(str(exc).strip().splitlines()), "")[:300]
         hint = "" if _verbose(ctx) else "; -v shows the traceback"
         # Exit 2, never 1: a crash under --compare is not a regression.
-        raise Failure(escape(f"unexpected {type(exc).__name__}: {first} (a bug in drift-conformance{hint})")) \
+        raise Failure(f"unexpected {type(exc).__name__}: {first} (a bug in drift-conformance{hint})") \
             from None
 
 
