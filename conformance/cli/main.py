@@ -173,6 +173,7 @@ def main(ctx, **options):
     log = (lambda msg: _log_line(err, msg)) if show else (lambda msg: None)
     folders = corpus_folders(o.fixtures, o.gold)
     _refuse_contradictions(o)
+    _check_outputs(o)
     with contextlib.ExitStack() as stack:
         request = _run_request(o, folders, stack, log)
         if o.executor == "ray":
@@ -193,6 +194,20 @@ def main(ctx, **options):
     if o.compare_with is not None or o.update_baseline:
         ctx.exit(_gate_after_run(doc, o.compare_with, o.update_baseline,
                                  echo=(lambda text: err.print(text, markup=False)) if o.as_json else click.echo))
+
+
+def _check_outputs(o: SimpleNamespace) -> None:
+    """``--out``'s folder and ``--records-dir`` take a file, checked before any adapter starts: a
+    read-only or missing-permission folder was found only after the whole run.
+
+    Raises:
+        OutputError: naming the option, the folder and the errno.
+    """
+    from conformance.paths import check_writable
+
+    check_writable(o.records_dir, "--records-dir")
+    if o.out is not None:
+        check_writable(Path(o.out).absolute().parent, "--out")
 
 
 def _log_line(console: Console, message: str) -> None:
@@ -398,10 +413,11 @@ def _publish(doc, out_path: Path | None, as_json: bool, wide: bool = False) -> N
 
     from conformance.secrets import redact
 
+    from conformance.paths import write_atomic
+
     text = redact(doc.model_dump_json(indent=2))  # Describe, notes and errors can quote an adapter
     if out_path:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(text + "\n", encoding="utf-8")
+        write_atomic(out_path, text + "\n", what="result")
     if as_json:
         click.echo(text)
     else:
