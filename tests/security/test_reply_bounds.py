@@ -11,8 +11,10 @@ gRPC message limit, likewise.
 from __future__ import annotations
 
 import time
+from concurrent import futures
 from pathlib import Path
 
+import grpc
 import pytest
 
 from conformance.backend.client import BackendClient, ReplyBounds, ReplyTooLarge
@@ -21,7 +23,9 @@ from conformance.contract.fixture import Message, Session
 from conformance.runner.records import read_records
 from conformance.runner.run import RunConfig, run_corpus
 from drift_sdk import Backend, Capabilities, Hit, MemoryItem, build_server
-from drift_sdk.server import MAX_MESSAGE_BYTES
+from drift_sdk.server import MAX_MESSAGE_BYTES, _Servicer
+from drift_sdk.v1 import memory_backend_pb2 as pb
+from drift_sdk.v1 import memory_backend_pb2_grpc as pb_grpc
 
 T = "2026-01-01T00:00:00Z"
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +65,9 @@ def serve():
     def make(backend: Backend, bounds: ReplyBounds | None = None) -> BackendClient:
         server, port = build_server(backend)
         server.start()
-        client = BackendClient(f"127.0.0.1:{port}", "flood", **({"bounds": bounds} if bounds else {}))
+        client = BackendClient(f"127.0.0.1:{port}", "flood")
+        if bounds is not None:
+            client.bounds = bounds
         started.append((server, client))
         return client
 
@@ -114,14 +120,30 @@ def test_the_snapshot_bound_grows_with_what_was_stored(serve):
     assert client.stored("ns") == (0, 0)
 
 
-def test_a_retrieve_of_far_more_hits_than_asked_is_named(serve):
-    client = serve(Flood(hits=50_000))
+class _Untruncated(_Servicer):
+    """A hostile server's Retrieve: every hit it has, not the first k (the SDK cuts at k)."""
+
+    def Retrieve(self, request, context):
+        hits = self.backend.retrieve(request.namespace, request.query, request.k, request.querying_entity, request.now)
+        return pb.RetrieveResponse(hits=[pb.Hit(text=h.text, score=h.score, source_ids=h.source_ids,
+                                                timestamp=h.timestamp) for h in hits])
+
+
+def test_a_retrieve_of_far_more_hits_than_asked_is_named():
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2),
+                         options=[("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+    pb_grpc.add_MemoryBackendServicer_to_server(_Untruncated(Flood(hits=50_000), False), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    client = BackendClient(f"127.0.0.1:{port}", "flood")
     client.reset("ns")
     client.store("ns", _session())
     with pytest.raises(ReplyTooLarge) as err:
         client.retrieve("ns", "q", 10, "u", T)
     assert "Retrieve" in str(err.value) and "50,000" in str(err.value), str(err.value)
     assert err.value.category == "contract"
+    client.close()
+    server.stop(0)
 
 
 def test_a_retrieve_past_the_message_limit_is_the_systems_fault(serve):
