@@ -52,11 +52,12 @@ class ReplyTooLarge(BackendCallError):
 
 @dataclass(frozen=True)
 class ReplyBounds:
-    """The most a reply may hold before the runner stops reading it (issue 31, item 6).
+    """The most a reply may hold before the runner stops reading it.
 
     A Snapshot may hold ``snapshot_items_base`` items plus ``snapshot_items_per_message`` per
     message stored in the namespace since its last Reset, and ``snapshot_bytes_base`` bytes of
-    item text plus ``snapshot_bytes_per_byte`` times the bytes stored: an honest memory's
+    items (their wire size: text, ids, time) plus ``snapshot_bytes_per_byte`` times the bytes
+    stored (messages' text, ids and times): an honest memory's
     Snapshot grows with what it was given, never by orders of magnitude. A Retrieve may hold
     ``retrieve_hits_per_k`` × k + ``retrieve_hits_base`` hits (the runner repairs and reports
     any count past k; far past it is garbage) and no reply exceeds the gRPC message limit
@@ -75,7 +76,7 @@ class ReplyBounds:
         return self.snapshot_items_base + self.snapshot_items_per_message * stored_messages
 
     def snapshot_bytes(self, stored_bytes: int) -> int:
-        """UTF-8 bytes of item text a Snapshot may hold after ``stored_bytes`` bytes were stored."""
+        """Bytes of items a Snapshot may hold after ``stored_bytes`` bytes were stored."""
         return self.snapshot_bytes_base + self.snapshot_bytes_per_byte * stored_bytes
 
     def retrieve_hits(self, k: int) -> int:
@@ -179,7 +180,7 @@ class BackendClient:
         return BackendCallError(self.adapter, name, exc.code(), exc.details() or str(exc))
 
     def stored(self, namespace: str) -> tuple[int, int]:
-        """(messages, UTF-8 bytes of their text) stored in ``namespace`` since its last Reset."""
+        """(messages, UTF-8 bytes of their text, ids and times) stored in ``namespace`` since its last Reset."""
         return self._stored.get(namespace, (0, 0))
 
     def serving(self) -> bool:
@@ -204,7 +205,8 @@ class BackendClient:
         reply = self._call("Store", self.stub.Store, request, self.deadlines.store)
         messages, size = self.stored(namespace)
         self._stored[namespace] = (messages + len(session.messages),
-                                   size + sum(len(m.text.encode("utf-8")) for m in session.messages))
+                                   size + sum(len(m.text.encode("utf-8")) + len(m.message_id) + len(m.timestamp)
+                                              for m in session.messages))
         return reply, (time.perf_counter() - started) * 1000.0
 
     def flush(self, namespace: str, timeout_s: float) -> pb.FlushResponse:
@@ -234,11 +236,11 @@ class BackendClient:
         try:
             for item in stream:
                 items.append(item)
-                read += len(item.text.encode("utf-8"))
+                read += item.ByteSize()  # text, ids and time: a flood of ids is as large as one of text
                 if len(items) > max_items or read > max_bytes:
                     stream.cancel()
                     what = (f"more than {max_items:,} items" if len(items) > max_items
-                            else f"more than {max_bytes:,} bytes of text")
+                            else f"more than {max_bytes:,} bytes")
                     raise ReplyTooLarge(self.adapter, "Snapshot", f"{what} (bound for {messages:,} stored messages)")
         except grpc.RpcError as exc:
             raise self._error("Snapshot", exc) from None
