@@ -74,7 +74,13 @@ def check_scenario(fixture: Path, gold_path: Path) -> list[str]:
 
 def check_corpus(fixtures_dir: Path, gold_dir: Path) -> list[str]:
     """Problems across the corpus (run after ``validate_corpus``, which checks the joins)."""
+    return check_selection(fixture_files(fixtures_dir), gold_dir)
+
+
+def check_selection(fixtures: list[Path], gold_dir: Path) -> list[str]:
+    """Problems of the given fixtures against ``gold_dir/<scenario>.json`` (run after
+    ``validate_selection``): the same checks as :func:`check_corpus`, for a run's selection."""
     problems: list[str] = []
-    for fixture in fixture_files(fixtures_dir):
-        problems.extend(check_scenario(fixture, Path(gold_dir) / f"{fixture.stem}.json"))
+    for fixture in fixtures:
+        problems.extend(check_scenario(Path(fixture), Path(gold_dir) / f"{Path(fixture).stem}.json"))
     return problems

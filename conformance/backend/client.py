@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -36,6 +37,51 @@ class BackendCallError(DriftError, RuntimeError):
         self.adapter, self.call, self.code, self.details = adapter, call, code, details
         status = code.name if code else "ERROR"
         super().__init__(f"adapter {adapter}: {call} failed with {status}: {details}")
+
+
+class ReplyTooLarge(BackendCallError):
+    """A Snapshot or Retrieve reply past its :class:`ReplyBounds`: the system's contract fault.
+
+    ``str()`` names the adapter, the call, what was exceeded (items, hits or bytes) and the bound."""
+
+    category = "contract"
+
+    def __init__(self, adapter: str, call: str, what: str):
+        super().__init__(adapter, call, None, f"reply too large: {what}")
+
+
+@dataclass(frozen=True)
+class ReplyBounds:
+    """The most a reply may hold before the runner stops reading it.
+
+    A Snapshot may hold ``snapshot_items_base`` items plus ``snapshot_items_per_message`` per
+    message stored in the namespace since its last Reset, and ``snapshot_bytes_base`` bytes of
+    items (their wire size: text, ids, time) plus ``snapshot_bytes_per_byte`` times the bytes
+    stored (messages' text, ids and times): an honest memory's
+    Snapshot grows with what it was given, never by orders of magnitude. A Retrieve may hold
+    ``retrieve_hits_per_k`` × k + ``retrieve_hits_base`` hits (the runner repairs and reports
+    any count past k; far past it is garbage) and no reply exceeds the gRPC message limit
+    (``MAX_MESSAGE_BYTES``, 64 MiB).
+    """
+
+    snapshot_items_base: int = 10_000
+    snapshot_items_per_message: int = 20
+    snapshot_bytes_base: int = 16 << 20
+    snapshot_bytes_per_byte: int = 20
+    retrieve_hits_base: int = 100
+    retrieve_hits_per_k: int = 10
+
+    def snapshot_items(self, stored_messages: int) -> int:
+        """Items a Snapshot may hold after ``stored_messages`` messages were stored."""
+        return self.snapshot_items_base + self.snapshot_items_per_message * stored_messages
+
+    def snapshot_bytes(self, stored_bytes: int) -> int:
+        """Bytes of items a Snapshot may hold after ``stored_bytes`` bytes were stored."""
+        return self.snapshot_bytes_base + self.snapshot_bytes_per_byte * stored_bytes
+
+    def retrieve_hits(self, k: int) -> int:
+        """Hits a Retrieve asked for ``k`` may hold."""
+        return self.retrieve_hits_base + self.retrieve_hits_per_k * max(k, 0)
 
 
 def session_to_proto(session) -> pb.Session:
@@ -100,6 +146,9 @@ def checked_usage(usage) -> tuple[dict[str, int], list[str]]:
 class BackendClient:
     """Typed calls to one ``MemoryBackend`` at ``address`` (``host:port``)."""
 
+    bounds: ReplyBounds = ReplyBounds()
+    """How large a reply may be (set on an instance to change it)."""
+
     def __init__(self, address: str, adapter: str, deadlines: Deadlines = Deadlines()):
         self.address, self.adapter, self.deadlines = address, adapter, deadlines
         self.channel = grpc.insecure_channel(
@@ -115,7 +164,24 @@ class BackendClient:
         try:
             return fn(request, timeout=timeout)
         except grpc.RpcError as exc:
-            raise BackendCallError(self.adapter, name, exc.code(), exc.details() or str(exc)) from None
+            raise self._error(name, exc) from None
+
+    @functools.cached_property
+    def _stored(self) -> dict[str, tuple[int, int]]:
+        """Messages and text bytes stored per namespace since its last Reset (the Snapshot bound)."""
+        return {}
+
+    def _error(self, name: str, exc: grpc.RpcError) -> BackendCallError:
+        if exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (exc.details() or ""):
+            # Past the gRPC message limit (the runner's receive or the adapter's send limit): the
+            # reply is the system's garbage, not a transport fault.
+            return ReplyTooLarge(self.adapter, name, f"a message over the {MAX_MESSAGE_BYTES:,}-byte bound "
+                                                     f"({exc.details() or exc})")
+        return BackendCallError(self.adapter, name, exc.code(), exc.details() or str(exc))
+
+    def stored(self, namespace: str) -> tuple[int, int]:
+        """(messages, UTF-8 bytes of their text, ids and times) stored in ``namespace`` since its last Reset."""
+        return self._stored.get(namespace, (0, 0))
 
     def serving(self) -> bool:
         """True when the health service says SERVING (False on any error)."""
@@ -130,12 +196,17 @@ class BackendClient:
 
     def reset(self, namespace: str) -> None:
         self._call("Reset", self.stub.Reset, pb.ResetRequest(namespace=namespace), self.deadlines.reset)
+        self._stored.pop(namespace, None)
 
     def store(self, namespace: str, session) -> tuple[pb.StoreResponse, float]:
         """Store one session; returns the response and the wall time in ms."""
         request = store_request(namespace, session)
         started = time.perf_counter()
         reply = self._call("Store", self.stub.Store, request, self.deadlines.store)
+        messages, size = self.stored(namespace)
+        self._stored[namespace] = (messages + len(session.messages),
+                                   size + sum(len(m.text.encode("utf-8")) + len(m.message_id) + len(m.timestamp)
+                                              for m in session.messages))
         return reply, (time.perf_counter() - started) * 1000.0
 
     def flush(self, namespace: str, timeout_s: float) -> pb.FlushResponse:
@@ -148,13 +219,32 @@ class BackendClient:
         request = pb.RetrieveRequest(namespace=namespace, query=query, k=k, querying_entity=querying_entity, now=now)
         started = time.perf_counter()
         reply = self._call("Retrieve", self.stub.Retrieve, request, self.deadlines.retrieve)
+        bound = self.bounds.retrieve_hits(k)
+        if len(reply.hits) > bound:
+            raise ReplyTooLarge(self.adapter, "Retrieve", f"{len(reply.hits):,} hits for k={k} "
+                                                          f"(bound {bound:,} hits)")
         return reply, (time.perf_counter() - started) * 1000.0
 
     def snapshot(self, namespace: str) -> list[pb.MemoryItem]:
+        """Every stored item, read as a stream and cut off (the call cancelled) past the bound.
+
+        Raises ReplyTooLarge past :class:`ReplyBounds`' items or bytes, BackendCallError otherwise."""
+        messages, size = self.stored(namespace)
+        max_items, max_bytes = self.bounds.snapshot_items(messages), self.bounds.snapshot_bytes(size)
+        stream = self.stub.Snapshot(pb.SnapshotRequest(namespace=namespace), timeout=self.deadlines.snapshot)
+        items, read = [], 0
         try:
-            return list(self.stub.Snapshot(pb.SnapshotRequest(namespace=namespace), timeout=self.deadlines.snapshot))
+            for item in stream:
+                items.append(item)
+                read += item.ByteSize()  # text, ids and time: a flood of ids is as large as one of text
+                if len(items) > max_items or read > max_bytes:
+                    stream.cancel()
+                    what = (f"more than {max_items:,} items" if len(items) > max_items
+                            else f"more than {max_bytes:,} bytes")
+                    raise ReplyTooLarge(self.adapter, "Snapshot", f"{what} (bound for {messages:,} stored messages)")
         except grpc.RpcError as exc:
-            raise BackendCallError(self.adapter, "Snapshot", exc.code(), exc.details() or str(exc)) from None
+            raise self._error("Snapshot", exc) from None
+        return items
 
     def forget(self, namespace: str, source_ids: list[str]) -> int:
         reply = self._call("Forget", self.stub.Forget, pb.ForgetRequest(namespace=namespace, source_ids=source_ids),

@@ -25,10 +25,19 @@ CheckName = Literal["describe", "reset_isolates", "flush_then_found", "provenanc
 CHECK_NAMES: tuple[str, ...] = get_args(CheckName)
 
 
+MAX_STARTUP_TIMEOUT_S = 3600.0
+"""Longest wait for an adapter to serve, seconds: an hour covers loading any local model; beyond
+it a never-starting adapter would hold the run for as long as the number says."""
+MAX_CPUS = 1024.0
+"""Most CPUs an adapter may ask for (the request is clamped to the host anyway, limits.py)."""
+MAX_MEMORY_GB = 4096.0
+"""Most memory an adapter may ask for, GiB (clamped to the host's like ``cpus``)."""
+
+
 class Resources(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    cpus: float = Field(default=1, gt=0)
-    memory_gb: float = Field(default=2, gt=0)
+    cpus: float = Field(default=1, gt=0, le=MAX_CPUS, allow_inf_nan=False)
+    memory_gb: float = Field(default=2, gt=0, le=MAX_MEMORY_GB, allow_inf_nan=False)
 
 
 class AdapterManifest(BaseModel):
@@ -41,8 +50,9 @@ class AdapterManifest(BaseModel):
     """``shortcut``: a cheap strategy `audit-shortcuts` runs to show the corpus rewards memory, not a trick."""
     entry: str = "adapter.py"
     """Script the adapter's virtualenv python runs; it calls ``drift_sdk.serve()``."""
-    startup_timeout_s: float = Field(default=60, gt=0)
-    """How long to wait for health SERVING (model loading included), seconds."""
+    startup_timeout_s: float = Field(default=60, gt=0, le=MAX_STARTUP_TIMEOUT_S, allow_inf_nan=False)
+    """How long to wait for health SERVING (model loading included), seconds; at most
+    :data:`MAX_STARTUP_TIMEOUT_S`."""
     resources: Resources = Resources()
     env: list[str] = []
     """Names of environment variables passed through to the adapter (e.g. API keys).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import click
+from rich.markup import escape
 
 from conformance.cli.common import Command, err
 
@@ -29,7 +30,7 @@ def build_cmd(name, tag, force, quiet):
     folder = resolve_adapter_folder(name)
     manifest = load_manifest(folder)
     client = connect()  # prerequisites first: the SDK imports and an engine answers
-    log = (lambda msg: None) if quiet else (lambda msg: err.print(f"[dim]{msg}[/dim]", highlight=False))
+    log = (lambda msg: None) if quiet else (lambda msg: err.print(f"[dim]{escape(msg)}[/dim]", highlight=False))
     started = time.monotonic()
     try:
         image = ensure_image(client, folder, manifest, tag, log=log, force=force)

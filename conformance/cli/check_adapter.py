@@ -12,6 +12,7 @@ import json
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -34,7 +35,7 @@ def _render(spec: str, description: dict, results, console: Console) -> None:
     title = f"check-adapter {spec}"
     if description.get("name"):
         title += f" ({' '.join(str(description[k]) for k in ('name', 'version') if description.get(k))})"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     table.add_column("check", no_wrap=True)
     table.add_column("result", no_wrap=True)
     table.add_column("detail", overflow="fold")

@@ -14,12 +14,14 @@ own, as tests do), so an error is mapped once, in one place.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import signal
 import traceback
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 EXIT_OK, EXIT_REGRESSION, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -48,14 +50,10 @@ COMMANDS = {
 }
 
 
-def escape(text: str) -> str:
-    """``text`` with rich markup neutralised (an adapter's message may hold brackets)."""
-    return text.replace("[", r"\[")
-
-
 class Failure(click.ClickException):
-    """An error the CLI reports as ``error: MESSAGE`` (redacted, rich markup) and exits with
-    ``exit_code`` (2 unless given)."""
+    """An error the CLI reports as ``error: MESSAGE`` (redacted, printed literally: the message may
+    quote an adapter's name, fault or stderr, whose brackets rich would read as markup) and exits
+    with ``exit_code`` (2 unless given)."""
 
     exit_code = EXIT_ERROR
 
@@ -67,7 +65,7 @@ class Failure(click.ClickException):
     def show(self, file=None) -> None:
         from conformance.secrets import redact
 
-        err.print(f"[bold red]error:[/bold red] {redact(self.message)}", highlight=False, soft_wrap=True)
+        err.print(f"[bold red]error:[/bold red] {escape(redact(self.message))}", highlight=False, soft_wrap=True)
 
 
 def _terminate(signum, frame):
@@ -92,17 +90,40 @@ def guarded(invoke, ctx: click.Context):
     except (click.exceptions.Exit, click.ClickException, click.Abort):
         raise
     except (DriftError, FileNotFoundError) as exc:
-        raise Failure(escape(str(exc)), getattr(exc, "exit_code", EXIT_ERROR)) from None
+        raise Failure(str(exc), getattr(exc, "exit_code", EXIT_ERROR)) from None
     except KeyboardInterrupt:
         raise Failure("interrupted; adapters stopped", EXIT_INTERRUPTED) from None
+    except OSError as exc:
+        environment = _environment_fault(exc)
+        if environment is None:
+            _bug(ctx, exc)
+        raise Failure(environment) from None
     except Exception as exc:
-        if _verbose(ctx):
-            err.print(escape(traceback.format_exc().rstrip()), highlight=False, soft_wrap=True)
-        first = next(iter(str(exc).strip().splitlines()), "")[:300]
-        hint = "" if _verbose(ctx) else "; -v shows the traceback"
-        # Exit 2, never 1: a crash under --compare is not a regression.
-        raise Failure(escape(f"unexpected {type(exc).__name__}: {first} (a bug in drift-conformance{hint})")) \
-            from None
+        _bug(ctx, exc)
+
+
+#: OS errors that say something about the machine (a full disk, a read-only folder, a spent
+#: quota, no permission), not about the suite: reported with the path and errno, not as a bug.
+_ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EMFILE,
+                                 errno.ENFILE, errno.EIO})
+
+
+def _environment_fault(exc: OSError) -> str | None:
+    if exc.errno not in _ENVIRONMENT_ERRNOS:
+        return None
+    from conformance.paths import output_error
+
+    return str(output_error("", exc.filename or "(a path the OS did not name)", exc, verb="use"))
+
+
+def _bug(ctx: click.Context, exc: BaseException):
+    """Raise the one-line Failure of an unexpected exception (its traceback under ``-v``)."""
+    if _verbose(ctx):
+        err.print(escape(traceback.format_exc().rstrip()), highlight=False, soft_wrap=True)
+    first = next(iter(str(exc).strip().splitlines()), "")[:300]
+    hint = "" if _verbose(ctx) else "; -v shows the traceback"
+    # Exit 2, never 1: a crash under --compare is not a regression.
+    raise Failure(f"unexpected {type(exc).__name__}: {first} (a bug in drift-conformance{hint})") from None
 
 
 def _name_the_variable(exc: click.BadParameter) -> None:

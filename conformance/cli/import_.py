@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli.common import Command, Failure, LazyGroup, escape
+from conformance.cli.common import Command, Failure, LazyGroup
 
 _OUT_HELP = "Folder to write fixtures/, gold/ and import-report.json into."
 
@@ -28,7 +28,7 @@ def importer_command(name: str) -> click.Command:
         problem = str(exc)
 
         def broken(path, out_dir):
-            raise Failure(escape(problem))
+            raise Failure(problem)
 
         return _command(name, broken, f"(cannot load: {problem})", folders=True)
 
@@ -90,8 +90,8 @@ def list_importers() -> None:
 
     entries = registered()
     if not entries:
-        raise Failure(escape("no importer is installed (the entry point group drift_conformance.importers "
-                             "is empty; reinstall drift-conformance)"))
+        raise Failure("no importer is installed (the entry point group drift_conformance.importers "
+                      "is empty; reinstall drift-conformance)")
     for name, entry in entries.items():
         try:
             summary = load_importer(name).summary

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from conformance import paths
@@ -172,11 +173,10 @@ def main(ctx, **options):
 
     o = SimpleNamespace(**options)
     show = not o.quiet
-    from conformance.secrets import redact
-
-    log = (lambda msg: err.print(f"[dim]{redact(msg)}[/dim]", highlight=False)) if show else (lambda msg: None)
+    log = (lambda msg: _log_line(err, msg)) if show else (lambda msg: None)
     folders = corpus_folders(o.fixtures, o.gold)
     _refuse_contradictions(o)
+    _check_outputs(o)
     with contextlib.ExitStack() as stack:
         request = _run_request(o, folders, stack, log)
         if o.executor == "ray":
@@ -197,6 +197,27 @@ def main(ctx, **options):
     if o.compare_with is not None or o.update_baseline:
         ctx.exit(_gate_after_run(doc, o.compare_with, o.update_baseline,
                                  echo=(lambda text: err.print(text, markup=False)) if o.as_json else click.echo))
+
+
+def _check_outputs(o: SimpleNamespace) -> None:
+    """``--out``'s folder and ``--records-dir`` take a file, checked before any adapter starts: a
+    read-only or missing-permission folder was found only after the whole run.
+
+    Raises:
+        OutputError: naming the option, the folder and the errno.
+    """
+    from conformance.paths import check_writable
+
+    check_writable(o.records_dir, "--records-dir")
+    if o.out is not None:
+        check_writable(Path(o.out).absolute().parent, "--out")
+
+
+def _log_line(console: Console, message: str) -> None:
+    """One dim progress line, redacted; adapter text in it (names, faults, stderr) printed literally."""
+    from conformance.secrets import redact
+
+    console.print(f"[dim]{escape(redact(message))}[/dim]", highlight=False)
 
 
 def _as_controls(doc) -> str:
@@ -402,10 +423,11 @@ def _publish(doc, out_path: Path | None, as_json: bool, wide: bool = False) -> N
 
     from conformance.secrets import redact
 
+    from conformance.paths import write_atomic
+
     text = redact(doc.model_dump_json(indent=2))  # Describe, notes and errors can quote an adapter
     if out_path:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(text + "\n", encoding="utf-8")
+        write_atomic(out_path, text + "\n", what="result")
     if as_json:
         click.echo(text)
     else:
@@ -414,7 +436,7 @@ def _publish(doc, out_path: Path | None, as_json: bool, wide: bool = False) -> N
             console = Console(width=250 if wide else 100)  # logs and CI: no terminal to measure
         render(type(doc).model_validate_json(text), console, wide=wide)  # the redacted document
         if out_path:
-            err.print(f"wrote {out_path}")
+            err.print(f"wrote {out_path}", markup=False)
 
 
 def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo) -> int:
@@ -436,7 +458,7 @@ def _gate_after_run(doc, compare_with: Path | None, update_baseline: bool, echo)
                 write_baseline(doc, target)
             except BaselineError as exc:
                 raise Failure(str(exc)) from None
-            err.print(f"wrote baseline {target}")
+            err.print(f"wrote baseline {target}", markup=False)
         if compare_with is None:
             return 0
         return gate(old or compare_with, doc, candidate_path=target if update_baseline else None, echo=echo)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conformance.contract.result import ResultDocument
 from conformance.gate.baseline import DEFAULT_BASELINE
+from conformance.paths import write_atomic
 
 
 def _compared(baseline_path: Path | None, result: ResultDocument, candidate_path: Path | None, base_ref: str | None,
@@ -53,7 +54,7 @@ def gate(baseline_path: Path | None, result: ResultDocument, *, candidate_path: 
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(text + "\n")
     if json_out is not None:
-        Path(json_out).write_text(as_text + "\n", encoding="utf-8")
+        write_atomic(Path(json_out), as_text + "\n", what="the comparison")
     echo(as_text if as_json else text)
     line = annotation(comparison) if annotate else None
     if line:

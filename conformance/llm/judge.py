@@ -35,6 +35,7 @@ from drift_sdk.llm.errors import LLMError
 
 from conformance.contract.answer_text import normalize_answer
 from conformance.llm.answer import PerReplicate, prompt_sha256
+from conformance.paths import write_atomic
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeModel", "JudgeItem", "declines", "parse_verdict", "judge_key",
            "grade_records", "JUDGMENTS_FILE", "GRADES_FILE", "ABSTENTION_REFERENCE"]
@@ -264,12 +265,11 @@ def _write_grades(grading: "Grading") -> None:
     if grading.written is None:
         return
     path, context = grading.written
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as out:
-        for (system, scenario, probe, repeat), grade in sorted(grading.grades.items()):
-            out.write(json.dumps({"system": system, "scenario_id": scenario, "probe_id": probe, "repeat": repeat,
-                                  "method": grade["method"], "correct": grade["correct"],
-                                  **context[(scenario, probe)]}, ensure_ascii=False, sort_keys=True) + "\n")
+    write_atomic(path, "".join(json.dumps({"system": system, "scenario_id": scenario, "probe_id": probe,
+                                           "repeat": repeat, "method": grade["method"], "correct": grade["correct"],
+                                           **context[(scenario, probe)]}, ensure_ascii=False, sort_keys=True) + "\n"
+                               for (system, scenario, probe, repeat), grade in sorted(grading.grades.items())),
+                 what="the grades")
 
 
 def judging_counts(grades: Mapping, system: str, repeat: int = 1) -> dict[str, int]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from conformance.contract.corpus import file_sha256
 from conformance.errors import DriftError
 from conformance.llm.judge import GRADES_FILE, ABSTENTION_REFERENCE
+from conformance.paths import write_atomic
 from conformance.runner.records import iter_records
 
 __all__ = ["AuditError", "sample_audit", "score_audit", "wilson", "cohen_kappa"]
@@ -186,14 +187,11 @@ def sample_audit(result_path: Path, n: int, out_path: Path, key_path: Path, seed
         key[audit_id] = {"system": where[0], "scenario_id": where[1], "probe_id": where[2],
                          "item_sha256": item_sha256(record["query"], reference, record["answer"]),
                          "method": grade["method"], "pipeline_verdict": "correct" if grade["correct"] else "incorrect"}
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as out:
-        for item in items:
-            out.write(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n")
-    key_path.parent.mkdir(parents=True, exist_ok=True)
-    key_path.write_text(json.dumps({"schema_version": AUDIT_SCHEMA_VERSION, "result": str(result_path),
-                                    "run_id": config.get("run_id"), "seed": seed, "items": key},
-                                   indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(out_path, "".join(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n" for item in items),
+                 what="the audit sheet")
+    write_atomic(key_path, json.dumps({"schema_version": AUDIT_SCHEMA_VERSION, "result": str(result_path),
+                                       "run_id": config.get("run_id"), "seed": seed, "items": key},
+                                      indent=1, sort_keys=True) + "\n", what="the audit key")
     return len(items)
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from conformance.contract.limits import MAX_RESULT_BYTES, TooLarge, read_bounded
 from conformance.contract.result import RESULT_SCHEMA_VERSION, ResultDocument
 from conformance.errors import DriftError
+from conformance.paths import write_atomic
 
 
 def _field_path(loc: tuple) -> str:
@@ -79,8 +80,6 @@ def load_audit(path: Path) -> dict:
 
 
 def write_report_file(path: Path, text: str) -> None:
-    """Write a rendered report; a DriftError naming the file when it cannot be written."""
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise DriftError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    """Write a rendered report whole (temporary file, rename); an OutputError (a DriftError)
+    naming the file and the errno when it cannot be written."""
+    write_atomic(path, text, what="the report", parents=False)

@@ -29,6 +29,7 @@ from conformance.contract.corpus import file_sha256, read_gold, scenario_hashes,
 from conformance.contract.gold import GoldFile, GoldProbe
 from conformance.contract.probes import ProbeGold, ProbeHit, ProbeLine
 from conformance.contract.result import ResultDocument
+from conformance.paths import write_atomic
 from conformance.errors import DriftError
 from conformance.runner.records import iter_records
 from conformance.secrets import redact
@@ -254,14 +255,10 @@ def probe_lines(run: RunProbes) -> list[ProbeLine]:
 
 
 def write_probes_jsonl(lines: list[ProbeLine], path: Path) -> None:
-    """``probes.jsonl``: one :class:`ProbeLine` per line, keys sorted. Raises DriftError when the
-    file cannot be written."""
-    try:
-        with open(path, "w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(redact(json.dumps(line.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)) + "\n")
-    except OSError as exc:
-        raise DriftError(f"{path}: cannot write probes: {exc.strerror or exc}") from None
+    """``probes.jsonl``: one :class:`ProbeLine` per line, keys sorted, written whole. Raises
+    OutputError (a DriftError) naming the file and the errno when it cannot be written."""
+    write_atomic(path, "".join(redact(json.dumps(line.model_dump(mode="json"), sort_keys=True, ensure_ascii=False))
+                               + "\n" for line in lines), what="probes")
 
 
 # --------------------------------------------------------------------------- comparison

@@ -87,12 +87,12 @@ def render(doc: ResultDocument, console: Console, wide: bool = False) -> None:
         # Plainly, and first: a system above the oracle means the gold needs an audit.
         console.print(f"[bold red]{escape(line)}[/bold red]")
     for note in receipt.notes:
-        console.print(f"[bold]note:[/bold] {note}")
+        console.print(f"[bold]note:[/bold] {escape(note)}")
     for label, result in doc.systems.items():
         for note in result.notes:
-            console.print(f"[bold]{label}:[/bold] {note}")
+            console.print(f"[bold]{escape(label)}:[/bold] {escape(note)}")
         for line in audit_lines(result):
-            console.print(f"[bold]{label}:[/bold] [red]audit finding:[/red] {escape(line)}", highlight=False)
+            console.print(f"[bold]{escape(label)}:[/bold] [red]audit finding:[/red] {escape(line)}", highlight=False)
 
 
 def _render_wide(doc: ResultDocument, console: Console) -> None:
@@ -105,7 +105,7 @@ def _render_wide(doc: ResultDocument, console: Console) -> None:
         digits = [1 if name.endswith(("_p99",)) else 3 for name, _ in HEADLINE]
         cells = [fmt(result.metrics.get(name), d) for (name, _), d in zip(HEADLINE, digits)]
         delta = result.paired_vs_none.get("accuracy")
-        name = f"{label} ({result.kind})" if result.kind == "control" else label
+        name = escape(f"{label} ({result.kind})" if result.kind == "control" else label)
         table.add_row(name, *cells, fmt(delta) if delta else "-")
     console.print(table)
 
@@ -116,7 +116,7 @@ def _render_wide(doc: ResultDocument, console: Console) -> None:
     for label, result in doc.systems.items():
         cells = [fmt(result.metrics.get(name), 1 if name in ("storage_tokens_per_session", "dialectic_speed_ms")
                      else 3) for name, _ in DRIFT]
-        name = f"{label} ({result.kind})" if result.kind != "system" else label
+        name = escape(f"{label} ({result.kind})" if result.kind != "system" else label)
         if result.state_audit is not None and not result.state_audit.passed:
             name += "\n[red]state audit failed[/red]"
         drift.add_row(name, *cells)
@@ -131,9 +131,9 @@ def _render_wide(doc: ResultDocument, console: Console) -> None:
         extra.add_column("Δ accuracy vs baseline", justify="right")
         extra.add_column("noise floor Δ accuracy", justify="right")
         for label, r in pairs:
-            versus = (f"vs {r.baseline_system}: {fmt(r.paired_vs_baseline.get('accuracy'))}"
+            versus = (f"vs {escape(r.baseline_system or '')}: {fmt(r.paired_vs_baseline.get('accuracy'))}"
                       if r.paired_vs_baseline else "-")
-            extra.add_row(label, versus, fmt(r.noise_floor.get("accuracy")) if r.noise_floor else "-")
+            extra.add_row(escape(label), versus, fmt(r.noise_floor.get("accuracy")) if r.noise_floor else "-")
         console.print(extra)
 
     # Only probe types some system was scored on (free-form imports have none).
@@ -145,7 +145,7 @@ def _render_wide(doc: ResultDocument, console: Console) -> None:
         for t in types:
             by_type.add_column(t, justify="right")
         for label, result in doc.systems.items():
-            by_type.add_row(label, *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
+            by_type.add_row(escape(label), *[fmt(result.metrics.get(f"accuracy.{t}")) for t in types])
         console.print(by_type)
 
 

@@ -19,6 +19,7 @@ from drift_sdk.llm.errors import LLMError
 
 from conformance.answer.tokens import encoding
 from conformance.contract.corpus import (
+    CorpusError,
     corpus_version,
     file_sha256,
     fixture_files,
@@ -294,6 +295,7 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
     fixtures, shard = _shard_part(r, fixtures)
     # Only what this run reads is validated; `drift-conformance validate` checks the whole corpus.
     gold = validate_selection(fixtures, r.gold_dir)
+    refuse_wrong_gold(fixtures, r.gold_dir)
     free_form = any(read_header(p).free_form for p in fixtures)
     if r.repeats < 1:
         raise JobError(f"--repeat must be at least 1, got {r.repeats}")
@@ -326,6 +328,25 @@ def prepare(request: RunRequest, log: Callable[[str], None]) -> Plan:
     return Plan(request=r, config=config, fresh_process=fresh_process, fixtures=fixtures, held_out=held_out,
                 gold=gold, free_form=free_form, specs=specs, records_path=records_path, binding=binding, done=done,
                 header=header, shard=shard)
+
+
+def refuse_wrong_gold(fixtures: list[Path], gold_dir: Path) -> None:
+    """The semantic checks of ``drift-conformance validate`` over a run's selection: a gold
+    answer its own evidence contradicts would score every system (the oracle included) against
+    a wrong key, so it stops the run before any adapter starts.
+
+    Raises:
+        CorpusError: naming the first failing gold file, with up to 20 of the problems.
+    """
+    from conformance.answer.answerable import check_selection
+
+    for fixture in fixtures:
+        problems = check_selection([fixture], gold_dir)
+        if problems:
+            shown = "\n  ".join(problems[:20]) + (f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else "")
+            raise CorpusError(Path(gold_dir) / f"{fixture.stem}.json",
+                              f"{len(problems)} probe(s) fail the semantic checks of `drift-conformance validate` "
+                              f"(the run would score against this gold):\n  {shown}")
 
 
 def _shard_part(r: RunRequest, fixtures: list[Path]) -> tuple[list[Path], dict | None]:

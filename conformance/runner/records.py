@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from conformance.contract.records import RUN_RECORD, RecordModel
 from conformance.errors import DriftError
+from conformance.paths import output_error, write_atomic
 from conformance.secrets import redact
 
 LOCK_FILE = "run.lock"
@@ -106,6 +107,8 @@ def _describe_holder(text: str) -> str:
 
 class RecordWriter:
     """Append records to ``path``; each line is flushed at once, fsynced on :meth:`sync`.
+    A write the disk refuses (full, read-only) raises :class:`conformance.paths.OutputError`
+    naming the file and the errno.
 
     A record is one of the models of :mod:`conformance.contract.records` (validated when it is
     built), or a mapping already in record form (copied from another records file), written
@@ -114,8 +117,11 @@ class RecordWriter:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.path, "a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(self.path, "a", encoding="utf-8")
+        except OSError as exc:
+            raise output_error("records", self.path, exc) from None
         self._lock = threading.Lock()  # scenarios stream concurrently with --concurrency
 
     def write(self, record: RecordModel | dict) -> None:
@@ -124,13 +130,19 @@ class RecordWriter:
         # An adapter can echo a key it was given; records never hold one (conformance.secrets).
         line = redact(text) + "\n"
         with self._lock:
-            self._handle.write(line)
-            self._handle.flush()
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+            except OSError as exc:  # a full disk: the line is torn at worst, which readers skip
+                raise output_error("records", self.path, exc) from None
 
     def sync(self) -> None:
         with self._lock:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
+            try:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+            except OSError as exc:
+                raise output_error("records", self.path, exc) from None
 
     def close(self) -> None:
         if not self._handle.closed:
@@ -197,13 +209,8 @@ def keep_completed(path: Path) -> tuple[dict | None, set[tuple[str, int]]]:
     # Verdicts are written when the run is scored, so a resumed run writes them anew.
     kept = [r for r in records if r.get("kind") == "run"
             or (r.get("kind") != "verdict" and (r.get("scenario_id"), r.get("repeat", 1)) in done)]
-    tmp = Path(path).with_name(Path(path).name + ".resume-tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for record in kept:
-            handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, "".join(json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+                               for record in kept), what="records")
     return header, done
 
 

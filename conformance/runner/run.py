@@ -215,7 +215,7 @@ class _Scenario:
 
     def mark(self, system, where: str, call: str, exc: Exception, category: str | None = None) -> None:
         if category is None:
-            category = "contract" if isinstance(exc, SystemFault) else "infrastructure"
+            category = "contract" if isinstance(exc, SystemFault) else getattr(exc, "category", "infrastructure")
         died = system.died()
         for _ in range(20 if category == "infrastructure" and not died else 0):
             # A crash shows first as a broken connection; give the process a moment to be reaped.

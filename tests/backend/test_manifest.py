@@ -102,3 +102,34 @@ def test_the_guides_example_manifest_passes_the_built_in_rule(tmp_path):
     manifest = load_manifest(write(tmp_path / "my-memory", example))
     assert manifest.name == "my-memory"
     assert manifest.verified in ("live", "fake-service")
+
+
+@pytest.mark.parametrize("text, field", [
+    ("startup_timeout_s: 1e300\n", "startup_timeout_s"),
+    ("startup_timeout_s: 1.0e+300\n", "startup_timeout_s"),
+    ("startup_timeout_s: .inf\n", "startup_timeout_s"),
+    ("startup_timeout_s: .nan\n", "startup_timeout_s"),
+    ("startup_timeout_s: 0\n", "startup_timeout_s"),
+    ("resources: {cpus: 1.0e+9}\n", "resources.cpus"),
+    ("resources: {cpus: .nan}\n", "resources.cpus"),
+    ("resources: {memory_gb: .inf}\n", "resources.memory_gb"),
+    ("resources: {memory_gb: 1.0e+12}\n", "resources.memory_gb"),
+])
+def test_every_manifest_number_is_bounded(tmp_path, text, field):
+    """``startup_timeout_s: 1e300`` was accepted, and a never-starting adapter then blocked the run:
+    every number of adapter.yaml is finite and bounded, and the error names the file and the field."""
+    folder = write(tmp_path / "a", "name: a\ndescription: d\n" + text)
+    with pytest.raises(ManifestError) as err:
+        load_manifest(folder)
+    message = str(err.value)
+    assert message.startswith(f"{folder / 'adapter.yaml'}: {field}: "), message
+
+
+def test_the_bounds_leave_every_built_in_adapter_valid():
+    from conformance.backend.manifest import MAX_CPUS, MAX_MEMORY_GB, MAX_STARTUP_TIMEOUT_S
+
+    for folder in adapters_dir().iterdir():
+        if (folder / "adapter.yaml").exists():
+            manifest = load_manifest(folder)
+            assert manifest.startup_timeout_s <= MAX_STARTUP_TIMEOUT_S
+            assert manifest.resources.cpus <= MAX_CPUS and manifest.resources.memory_gb <= MAX_MEMORY_GB
